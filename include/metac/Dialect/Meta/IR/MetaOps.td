@@ -1,0 +1,215 @@
+//===- MetaOps.td - meta dialect operations ----------------*- tablegen -*-===//
+
+#ifndef METAC_DIALECT_META_IR_METAOPS_TD
+#define METAC_DIALECT_META_IR_METAOPS_TD
+
+include "metac/Dialect/Meta/IR/MetaBase.td"
+include "metac/Dialect/Meta/IR/MetaAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Meta_ScalarLoss : Type<
+    And<[RankedTensorOf<[F16, BF16, F32, F64]>.predicate,
+         CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getRank() == 0">]>,
+    "0-d float tensor", "::mlir::RankedTensorType">;
+
+def Meta_StaticTensor : Type<
+    And<[AnyRankedTensor.predicate, HasStaticShapePred]>,
+    "statically shaped tensor", "::mlir::RankedTensorType">;
+
+//===----------------------------------------------------------------------===//
+// Declarations: task distributions and training programs
+//===----------------------------------------------------------------------===//
+
+def Meta_TasksOp : Meta_Op<"tasks", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a task distribution";
+  let description = [{
+    Declares a task distribution of kind `sinusoid`, `fashion_mnist`,
+    `image_folder` or `episodes`. `input_type` and `target_type` are the
+    per-sample types of inputs and targets; each task has `support` support
+    samples and `query` query samples (for classification,
+    `ways * shots` and `ways * query_per_class`). `config` holds the
+    kind-specific fields of the spec (ranges, class lists, paths).
+
+    ```mlir
+    meta.tasks @sine "sinusoid" support 10 query 10 :
+        tensor<1xf32> -> tensor<1xf32>
+        config {amplitude = [1.0e-01, 5.0], phase = [0.0, 3.14], input = [-5.0, 5.0]}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind,
+                       I64Attr:$support, I64Attr:$query,
+                       OptionalAttr<I64Attr>:$ways,
+                       TypeAttrOf<Meta_StaticTensor>:$input_type,
+                       TypeAttrOf<Meta_StaticTensor>:$target_type,
+                       DictionaryAttr:$config);
+  let assemblyFormat = [{
+    $sym_name $kind `support` $support `query` $query (`ways` $ways^)? `:`
+    $input_type `->` $target_type `config` $config attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether samples carry class labels (classification tasks).
+    bool isClassification();
+  }];
+}
+
+def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, NoTerminator,
+    SingleBlock, NoRegionArguments]> {
+  let summary = "a meta-training program";
+  let description = [{
+    Meta-trains the parameters of `model` (a `func.func`) on tasks drawn from
+    `tasks` with `algorithm`, the task `loss` and the outer `optimizer`, for
+    `iterations` meta-iterations of `meta_batch` tasks each, from `seed`.
+    The body holds the program's evaluations (`meta.evaluate`). An optional
+    `plan` gives an explicit device mesh; `checkpoint_every` and
+    `checkpoint_dir` ask for periodic checkpoints.
+
+    The model's leading arguments are its parameters (each with a
+    `meta.param` name, PyTorch's `state_dict` naming); its last argument is
+    one sample of the task distribution's inputs.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       FlatSymbolRefAttr:$model, FlatSymbolRefAttr:$tasks,
+                       Meta_LossAttr:$loss, Meta_AlgorithmAttr:$algorithm,
+                       Meta_OptimizerAttr:$optimizer, I64Attr:$meta_batch,
+                       I64Attr:$iterations, I64Attr:$seed,
+                       OptionalAttr<Meta_PlanAttr>:$plan,
+                       OptionalAttr<I64Attr>:$checkpoint_every,
+                       OptionalAttr<StrAttr>:$checkpoint_dir);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `model` $model `tasks` $tasks `loss` $loss `algorithm`
+    $algorithm `optimizer` $optimizer attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+      "::llvm::StringRef":$model, "::llvm::StringRef":$tasks,
+      "LossKind":$loss, "::mlir::Attribute":$algorithm,
+      "::mlir::Attribute":$optimizer, "int64_t":$metaBatch,
+      "int64_t":$iterations, "int64_t":$seed)>];
+}
+
+def Meta_EvaluateOp : Meta_Op<"evaluate", [HasParent<"TrainOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "evaluation of the meta-trained parameters";
+  let description = [{
+    Adapts the meta-trained parameters on the support set of `count` tasks
+    drawn from `tasks` for each number of inner steps in `steps` (0: no
+    adaptation) and scores them on the query set, reporting the mean and 95%
+    confidence interval of the loss (and of accuracy for classification).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$tasks, I64Attr:$count,
+                       DenseI64ArrayAttr:$steps);
+  let assemblyFormat = "`tasks` $tasks `count` $count `steps` $steps attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The expanded algorithm: task batches, inner loops, gradients, outer steps
+//===----------------------------------------------------------------------===//
+
+def Meta_TaskBatchOp : Meta_Op<"task_batch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the support and query sets of one task";
+  let description = [{
+    Reads one task from the distribution `tasks`: support inputs and targets
+    (`[support, sample...]`) and query inputs and targets
+    (`[query, sample...]`). The `batched` phase gives every result a leading
+    task dimension.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$tasks);
+  let results = (outs Meta_StaticTensor:$support_inputs,
+                      Meta_StaticTensor:$support_targets,
+                      Meta_StaticTensor:$query_inputs,
+                      Meta_StaticTensor:$query_targets);
+  let assemblyFormat = "$tasks attr-dict `:` type(results)";
+}
+
+def Meta_GradOp : Meta_Op<"grad", [RecursiveMemoryEffects,
+    SingleBlock]> {
+  let summary = "a gradient request";
+  let description = [{
+    Evaluates the body, a scalar function of its block arguments, at
+    `inputs`, and returns its value and its gradient with respect to each
+    argument. Values captured from above are constants of this
+    differentiation but stay differentiable for an enclosing `meta.grad`,
+    which is how second-order meta-gradients arise. With `first_order`, the
+    gradients are constants to every enclosing differentiation (a
+    stop-gradient): that is first-order MAML.
+
+    ```mlir
+    %loss, %g:2 = meta.grad(%w, %b) : (tensor<4x3xf32>, tensor<4xf32>)
+        -> (tensor<f32>, tensor<4x3xf32>, tensor<4xf32>) {
+    ^bb0(%pw: tensor<4x3xf32>, %pb: tensor<4xf32>):
+      ...
+      meta.yield %l : tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Meta_StaticTensor>:$inputs, UnitAttr:$first_order);
+  let results = (outs Meta_ScalarLoss:$value,
+                      Variadic<Meta_StaticTensor>:$gradients);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` (`first_order` $first_order^)? attr-dict `:`
+    functional-type($inputs, results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Meta_AdaptOp : Meta_Op<"adapt", [RecursiveMemoryEffects,
+    SingleBlock]> {
+  let summary = "the inner adaptation loop";
+  let description = [{
+    Starting from `params`, takes `steps` SGD steps of size `inner_lr` on the
+    loss the body computes from its block arguments (the current adapted
+    parameters), and returns the adapted parameters. `order = 2` keeps the
+    dependence of each step's gradient on the parameters (exact second-order
+    meta-gradients); `order = 1` treats inner gradients as constants.
+  }];
+  let arguments = (ins Variadic<Meta_StaticTensor>:$params, I64Attr:$steps,
+                       F64Attr:$inner_lr, I64Attr:$order);
+  let results = (outs Variadic<Meta_StaticTensor>:$adapted);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $params `)` `steps` $steps `inner_lr` $inner_lr `order` $order
+    attr-dict `:` functional-type($params, results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Meta_YieldOp : Meta_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["GradOp", "AdaptOp"]>]> {
+  let summary = "the loss computed by a gradient or adaptation body";
+  let arguments = (ins Meta_ScalarLoss:$loss);
+  let assemblyFormat = "$loss attr-dict `:` type($loss)";
+}
+
+def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
+    AttrSizedResultSegments]> {
+  let summary = "one step of the outer optimizer";
+  let description = [{
+    Applies `optimizer` to `params` with `grads` and the optimizer's `state`,
+    returning the new parameters and state. The state is empty for SGD
+    without momentum, one buffer per parameter for SGD with momentum, and
+    `m...`, `v...` and a `tensor<i64>` step count for Adam and AdamW.
+  }];
+  let arguments = (ins Meta_OptimizerAttr:$optimizer,
+                       Variadic<Meta_StaticTensor>:$params,
+                       Variadic<Meta_StaticTensor>:$grads,
+                       Variadic<Meta_StaticTensor>:$state);
+  let results = (outs Variadic<Meta_StaticTensor>:$new_params,
+                      Variadic<Meta_StaticTensor>:$new_state);
+  let assemblyFormat = [{
+    $optimizer `params` `(` $params `)` `grads` `(` $grads `)` `state` `(`
+    $state `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // METAC_DIALECT_META_IR_METAOPS_TD

@@ -1,0 +1,324 @@
+//===- NNOps.td - nn dialect operations --------------------*- tablegen -*-===//
+
+#ifndef METAC_DIALECT_NN_IR_NNOPS_TD
+#define METAC_DIALECT_NN_IR_NNOPS_TD
+
+include "metac/Dialect/NN/IR/NNBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Elementwise operations
+//===----------------------------------------------------------------------===//
+
+class NN_UnaryOp<string mnemonic, string formula>
+    : NN_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` for every element.";
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def NN_NegOp : NN_UnaryOp<"neg", "-x">;
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
+def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_StepOp : NN_UnaryOp<"step", "x > 0 ? 1 : 0 (the derivative of relu)">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def NN_GeluOp : NN_UnaryOp<"gelu", "x * Phi(x) (exact, erf-based GELU)">;
+
+def NN_ScaleOp : NN_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiplication by a compile-time constant";
+  let description = [{
+    `nn.scale %x {factor = f}` computes `f * x` elementwise. Learning rates,
+    means and the constants of derivatives are scales.
+  }];
+  let arguments = (ins NN_Tensor:$input, F64Attr:$factor);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+}
+
+class NN_BinaryOp<string mnemonic, string formula>
+    : NN_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` for every pair of elements of "
+                    "two tensors of the same type (broadcasting is explicit, "
+                    "through `nn.broadcast`).";
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "a + b">;
+def NN_SubOp : NN_BinaryOp<"sub", "a - b">;
+def NN_MulOp : NN_BinaryOp<"mul", "a * b">;
+def NN_DivOp : NN_BinaryOp<"div", "a / b">;
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+def NN_LinearOp : NN_Op<"linear", [Pure]> {
+  let summary = "affine layer y = x W^T + b";
+  let description = [{
+    `x : [B..., in]`, `weight : [P..., out, in]` (PyTorch's layout),
+    `bias : [P..., out]` (optional) give `y : [B..., out]`. The weight's
+    leading dimensions `P...` must equal a prefix of `B...`: a weight batched
+    over tasks (`[T, out, in]`) applies to the inputs of its own task
+    (`[T, N, in]`).
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight,
+                       Optional<NN_Tensor>:$bias);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,`
+    type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MatmulOp : NN_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product";
+  let description = [{
+    `lhs : [B..., m, k]` times `rhs : [B..., k, n]` gives `[B..., m, n]`; both
+    operands have the same batch dimensions. `transpose_lhs` and
+    `transpose_rhs` read the operand's last two dimensions swapped, which is
+    what the derivatives of a product need.
+  }];
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_Conv2DOp : NN_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution (cross-correlation, as PyTorch)";
+  let description = [{
+    `input : [B..., C, H, W]`, `weight : [P..., O, C, kh, kw]`, optional
+    `bias : [P..., O]` give `[B..., O, H', W']` with
+    `H' = (H + 2 * padding[0] - kh) / stride[0] + 1` (and likewise for `W'`).
+    `P...` must be a prefix of `B...`.
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight,
+                       Optional<NN_Tensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` $stride `padding` $padding
+    attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)? `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class NN_Pool2DOp<string mnemonic, string what> : NN_Op<mnemonic, [Pure]> {
+  let summary = "2-D " # what # " pooling";
+  let description = [{
+    Pools the last two dimensions of `[B..., C, H, W]` with windows of
+    `kernel`, moved by `stride`, over an input padded by `padding`, giving
+    `[B..., C, H', W']` with `H' = (H + 2 * padding[0] - kernel[0]) /
+    stride[0] + 1`.
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` $kernel `stride` $stride `padding` $padding attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MaxPool2DOp : NN_Pool2DOp<"max_pool2d", "max">;
+def NN_AvgPool2DOp : NN_Pool2DOp<"avg_pool2d", "average">;
+
+def NN_BatchNormOp : NN_Op<"batch_norm", [Pure]> {
+  let summary = "batch normalisation with batch statistics (transductive)";
+  let description = [{
+    Normalises `input` per channel (dimension `channel_dim`) with the mean and
+    biased variance taken over `reduce_dims`, then applies the per-channel
+    affine `weight * x_hat + bias` (`weight`, `bias : [P..., C]`). There are
+    no running statistics: as in MAML, statistics always come from the batch
+    at hand (transductive batch norm).
+
+    In a per-sample model function the statistics also cover the sample axis
+    that the compiler adds when it applies the model to a set of samples, as
+    a JAX `vmap` with a named axis would: vectorisation over samples adds the
+    new axis to `reduce_dims`, vectorisation over tasks does not.
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight, NN_Tensor:$bias,
+                       I64Attr:$channel_dim, DenseI64ArrayAttr:$reduce_dims,
+                       F64Attr:$epsilon);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `channel` $channel_dim `reduce` $reduce_dims
+    `epsilon` $epsilon attr-dict `:` type($input) `,` type($weight) `,`
+    type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_LayerNormOp : NN_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    Normalises `input : [B..., D]` over its last dimension with the mean and
+    biased variance, then applies `weight * x_hat + bias`
+    (`weight`, `bias : [P..., D]`, `P...` a prefix of `B...`).
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight, NN_Tensor:$bias,
+                       F64Attr:$epsilon);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `epsilon` $epsilon attr-dict `:`
+    type($input) `,` type($weight) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_EmbeddingOp : NN_Op<"embedding", [Pure]> {
+  let summary = "table lookup";
+  let description = [{
+    `ids : [S...]` (i32 or i64) and `table : [P..., V, D]` give
+    `[S..., D]`, row `ids[s]` of the table for every position `s`. `P...`
+    must be a prefix of `S...`. Ids out of `[0, V)` are a runtime error.
+  }];
+  let arguments = (ins NN_IndexTensor:$ids, NN_Tensor:$table);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalised exponentials
+//===----------------------------------------------------------------------===//
+
+class NN_AxisOp<string mnemonic, string what>
+    : NN_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along one dimension";
+  let description = "Computes the " # what # " of `input` along `axis`.";
+  let arguments = (ins NN_Tensor:$input, I64Attr:$axis);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_SoftmaxOp : NN_AxisOp<"softmax", "softmax">;
+def NN_LogSoftmaxOp : NN_AxisOp<"log_softmax", "log-softmax">;
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation and reductions
+//===----------------------------------------------------------------------===//
+
+def NN_ReshapeOp : NN_Op<"reshape", [Pure]> {
+  let summary = "reinterpretation with another shape";
+  let description = [{
+    Row-major reshape to the result type; the element counts must agree.
+    The spec's `flatten` is a reshape.
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_TransposeOp : NN_Op<"transpose", [Pure]> {
+  let summary = "permutation of dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_BroadcastOp : NN_Op<"broadcast", [Pure]> {
+  let summary = "replication along new dimensions";
+  let description = [{
+    The result has the input's dimensions plus new ones at the sorted
+    positions `dimensions` of the result, as `linalg.broadcast`: the input is
+    replicated along the new dimensions. The adjoint of a `nn.reduce_sum`
+    over the same dimensions.
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$dimensions);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dimensions attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class NN_ReduceOp<string mnemonic, string what> : NN_Op<mnemonic, [Pure]> {
+  let summary = what # " over dimensions";
+  let description = [{
+    Reduces the sorted, distinct `dimensions` of the input, which disappear
+    from the result.
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$dimensions);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dimensions attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "sum">;
+def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "mean">;
+def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "maximum">;
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def NN_MSELossOp : NN_Op<"mse_loss", [Pure]> {
+  let summary = "mean squared error";
+  let description = [{
+    The mean of `(prediction - target)^2` over every dimension after the
+    leading `batch_rank` ones, which are kept: with `batch_rank = 0` the
+    result is a 0-d tensor (PyTorch's `mse_loss` with `reduction='mean'`);
+    the `batched` phase uses `batch_rank = 1` for one loss per task.
+  }];
+  let arguments = (ins NN_Tensor:$prediction, NN_Tensor:$target,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_rank);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $prediction `,` $target attr-dict `:` type($prediction) `,` type($target)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_CrossEntropyLossOp : NN_Op<"cross_entropy_loss", [Pure]> {
+  let summary = "softmax cross-entropy with integer labels";
+  let description = [{
+    `logits : [B..., N..., C]` and `labels : [B..., N...]` (i32 or i64, in
+    `[0, C)`) give the mean over the sample positions `N...` of
+    `-log_softmax(logits)[label]`, keeping the leading `batch_rank`
+    dimensions `B...` (PyTorch's `cross_entropy` with `reduction='mean'`
+    when `batch_rank = 0`).
+  }];
+  let arguments = (ins NN_Tensor:$logits, NN_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_rank);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // METAC_DIALECT_NN_IR_NNOPS_TD

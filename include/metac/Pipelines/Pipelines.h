@@ -1,0 +1,59 @@
+//===- Pipelines.h - metac's phases ------------------------------*- C++ -*-===//
+//
+// The phases of metac, in order. Each is a named pass pipeline; `metac
+// --compile-to=PHASE` stops after it and prints its IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_PIPELINES_PIPELINES_H
+#define METAC_PIPELINES_PIPELINES_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace metac {
+
+enum class Phase {
+  AST,
+  Meta,
+  Expand,
+  Batched,
+  Autodiff,
+  Planned,
+  Partitioned,
+  Optimized,
+  Lowered,
+  LLVM,
+  Exe,
+};
+
+/// Every phase in pipeline order.
+llvm::ArrayRef<Phase> allPhases();
+
+/// The phase's name on the command line (`meta`, `partitioned`, ...).
+llvm::StringRef getPhaseName(Phase phase);
+
+/// The phase named `name`, if any.
+std::optional<Phase> parsePhase(llvm::StringRef name);
+
+/// Whether this build can compile to `phase`.
+bool isPhaseImplemented(Phase phase);
+
+/// Appends the passes that take `meta`-phase IR to `phase` (nothing for
+/// `meta` itself beyond verification). Fails for phases not implemented yet.
+mlir::LogicalResult buildPipelineTo(mlir::OpPassManager &pm, Phase phase);
+
+/// Registers one pass pipeline per implemented phase (`metac-to-<phase>`) for
+/// `metac-opt --pass-pipeline`.
+void registerPhasePipelines();
+
+} // namespace metac
+
+#endif // METAC_PIPELINES_PIPELINES_H

@@ -1,0 +1,300 @@
+//===- MetaVerifiers.cpp - meta op verifiers ------------------------------===//
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace metac::meta;
+
+//===----------------------------------------------------------------------===//
+// meta.tasks
+//===----------------------------------------------------------------------===//
+
+bool TasksOp::isClassification() {
+  return getKind() == "fashion_mnist" || getKind() == "image_folder" ||
+         (getKind() == "episodes" &&
+          isa<IntegerType>(
+              cast<RankedTensorType>(getTargetType()).getElementType()));
+}
+
+LogicalResult TasksOp::verify() {
+  StringRef kind = getKind();
+  if (!llvm::is_contained({"sinusoid", "fashion_mnist", "image_folder",
+                           "episodes"},
+                          kind))
+    return emitOpError("unknown task distribution kind '") << kind << "'";
+  if (getSupport() < 1 || getQuery() < 1)
+    return emitOpError("expects support and query sizes >= 1, got ")
+           << getSupport() << " and " << getQuery();
+  auto target = cast<RankedTensorType>(getTargetType());
+  if (kind == "fashion_mnist" || kind == "image_folder") {
+    if (!getWays() || *getWays() < 2)
+      return emitOpError("classification tasks expect ways >= 2");
+    if (target.getRank() != 0 || !isa<IntegerType>(target.getElementType()))
+      return emitOpError("classification targets must be 0-d integer "
+                         "tensors, got ")
+             << target;
+    if (getSupport() % *getWays() || getQuery() % *getWays())
+      return emitOpError("support and query sizes must be multiples of ways "
+                         "(")
+             << *getWays() << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// meta.train
+//===----------------------------------------------------------------------===//
+
+void TrainOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                    StringRef model, StringRef tasks, LossKind loss,
+                    Attribute algorithm, Attribute optimizer, int64_t metaBatch,
+                    int64_t iterations, int64_t seed) {
+  MLIRContext *ctx = builder.getContext();
+  state.addAttribute(getSymNameAttrName(state.name),
+                     builder.getStringAttr(name));
+  state.addAttribute(getModelAttrName(state.name),
+                     FlatSymbolRefAttr::get(ctx, model));
+  state.addAttribute(getTasksAttrName(state.name),
+                     FlatSymbolRefAttr::get(ctx, tasks));
+  state.addAttribute(getLossAttrName(state.name), LossKindAttr::get(ctx, loss));
+  state.addAttribute(getAlgorithmAttrName(state.name), algorithm);
+  state.addAttribute(getOptimizerAttrName(state.name), optimizer);
+  state.addAttribute(getMetaBatchAttrName(state.name),
+                     builder.getI64IntegerAttr(metaBatch));
+  state.addAttribute(getIterationsAttrName(state.name),
+                     builder.getI64IntegerAttr(iterations));
+  state.addAttribute(getSeedAttrName(state.name),
+                     builder.getI64IntegerAttr(seed));
+  state.addRegion()->emplaceBlock();
+}
+
+LogicalResult TrainOp::verify() {
+  if (getMetaBatch() < 1)
+    return emitOpError("expects meta_batch >= 1, got ") << getMetaBatch();
+  if (getIterations() < 0)
+    return emitOpError("expects iterations >= 0, got ") << getIterations();
+  if (getCheckpointEvery() && *getCheckpointEvery() < 1)
+    return emitOpError("expects checkpoint_every >= 1, got ")
+           << *getCheckpointEvery();
+  if (getCheckpointEvery().has_value() != bool(getCheckpointDirAttr()))
+    return emitOpError("checkpoint_every and checkpoint_dir go together");
+  if (PlanAttr plan = getPlanAttr())
+    if (getMetaBatch() % (plan.getTask() * plan.getMicroBatches()))
+      return emitOpError("meta_batch ")
+             << getMetaBatch() << " is not divisible by task axis size "
+             << plan.getTask() << " times " << plan.getMicroBatches()
+             << " micro-batches";
+  return success();
+}
+
+/// The model's per-sample input and output, after the parameter arguments.
+static LogicalResult verifyModelAgainstTasks(Operation *op, func::FuncOp model,
+                                             TasksOp tasks, LossKind loss,
+                                             Attribute algorithm) {
+  FunctionType type = model.getFunctionType();
+  if (type.getNumInputs() < 1 || type.getNumResults() != 1)
+    return op->emitOpError("model '")
+           << model.getSymName() << "' must take a sample and return one value";
+  unsigned sampleArg = type.getNumInputs() - 1;
+  for (unsigned i = 0; i < sampleArg; ++i)
+    if (!model.getArgAttrOfType<StringAttr>(i, "meta.param"))
+      return op->emitOpError("model argument ")
+             << i << " is neither a named parameter (meta.param) nor the "
+             << "last argument";
+  if (type.getInput(sampleArg) != tasks.getInputType())
+    return op->emitOpError("model '")
+           << model.getSymName() << "' takes " << type.getInput(sampleArg)
+           << " but tasks '" << tasks.getSymName() << "' give inputs of type "
+           << tasks.getInputType();
+  auto output = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!output)
+    return op->emitOpError("model output must be a ranked tensor");
+  if (isa<ProtoNetAttr>(algorithm)) {
+    if (!tasks.isClassification())
+      return op->emitOpError("protonet needs classification tasks");
+    return success();
+  }
+  if (loss == LossKind::MSE) {
+    if (output != tasks.getTargetType())
+      return op->emitOpError("mse loss compares the model output ")
+             << output << " with targets of type " << tasks.getTargetType();
+    return success();
+  }
+  auto target = cast<RankedTensorType>(tasks.getTargetType());
+  if (target.getRank() != 0 || !isa<IntegerType>(target.getElementType()))
+    return op->emitOpError("cross_entropy loss needs integer class labels, "
+                           "tasks give ")
+           << target;
+  if (output.getRank() != 1)
+    return op->emitOpError("cross_entropy loss needs a model output of one "
+                           "logit per class, got ")
+           << output;
+  if (std::optional<uint64_t> ways = tasks.getWays();
+      ways && output.getDimSize(0) != static_cast<int64_t>(*ways))
+    return op->emitOpError("model output ")
+           << output << " has " << output.getDimSize(0)
+           << " logits but tasks '" << tasks.getSymName() << "' are "
+           << *ways << "-way";
+  return success();
+}
+
+LogicalResult TrainOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto model =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getModelAttr());
+  if (!model)
+    return emitOpError("model '") << getModel() << "' is not a func.func";
+  auto tasks = symbols.lookupNearestSymbolFrom<TasksOp>(*this, getTasksAttr());
+  if (!tasks)
+    return emitOpError("tasks '") << getTasks() << "' is not a meta.tasks";
+  return verifyModelAgainstTasks(*this, model, tasks, getLoss(),
+                                 getAlgorithm());
+}
+
+//===----------------------------------------------------------------------===//
+// meta.evaluate and meta.task_batch
+//===----------------------------------------------------------------------===//
+
+LogicalResult EvaluateOp::verify() {
+  if (getCount() < 1)
+    return emitOpError("expects count >= 1, got ") << getCount();
+  if (getSteps().empty())
+    return emitOpError("expects at least one number of steps");
+  for (int64_t s : getSteps())
+    if (s < 0)
+      return emitOpError("expects steps >= 0, got ") << s;
+  return success();
+}
+
+LogicalResult EvaluateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto tasks = symbols.lookupNearestSymbolFrom<TasksOp>(*this, getTasksAttr());
+  if (!tasks)
+    return emitOpError("tasks '") << getTasks() << "' is not a meta.tasks";
+  auto train = (*this)->getParentOfType<TrainOp>();
+  auto trained =
+      symbols.lookupNearestSymbolFrom<TasksOp>(train, train.getTasksAttr());
+  if (trained && (trained.getInputType() != tasks.getInputType() ||
+                  trained.getTargetType() != tasks.getTargetType()))
+    return emitOpError("evaluation tasks '")
+           << getTasks() << "' have samples " << tasks.getInputType() << " -> "
+           << tasks.getTargetType() << " but training tasks '"
+           << trained.getSymName() << "' have " << trained.getInputType()
+           << " -> " << trained.getTargetType();
+  return success();
+}
+
+LogicalResult TaskBatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto tasks = symbols.lookupNearestSymbolFrom<TasksOp>(*this, getTasksAttr());
+  if (!tasks)
+    return emitOpError("tasks '") << getTasks() << "' is not a meta.tasks";
+  auto withCount = [](Type sample, int64_t count) {
+    auto t = cast<RankedTensorType>(sample);
+    SmallVector<int64_t> shape{count};
+    llvm::append_range(shape, t.getShape());
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  Type expected[] = {withCount(tasks.getInputType(), tasks.getSupport()),
+                     withCount(tasks.getTargetType(), tasks.getSupport()),
+                     withCount(tasks.getInputType(), tasks.getQuery()),
+                     withCount(tasks.getTargetType(), tasks.getQuery())};
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getResultTypes(), expected)))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("result ")
+             << i << " has type " << std::get<0>(pair) << ", expected "
+             << std::get<1>(pair);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// meta.grad and meta.adapt
+//===----------------------------------------------------------------------===//
+
+/// The body takes one argument per input, of the input's type, and yields
+/// the scalar loss.
+static LogicalResult verifyLossBody(Operation *op, Region &body,
+                                    ValueRange inputs) {
+  Block &block = body.front();
+  if (block.getNumArguments() != inputs.size())
+    return op->emitOpError("body takes ")
+           << block.getNumArguments() << " arguments but the op has "
+           << inputs.size() << " inputs";
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(block.getArgumentTypes(), inputs.getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return op->emitOpError("body argument ")
+             << i << " has type " << std::get<0>(pair) << " but input " << i
+             << " has type " << std::get<1>(pair);
+  if (!isa<YieldOp>(block.getTerminator()))
+    return op->emitOpError("body must end with meta.yield");
+  return success();
+}
+
+LogicalResult GradOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input to differentiate");
+  if (failed(verifyLossBody(*this, getBody(), getInputs())))
+    return failure();
+  if (getGradients().size() != getInputs().size())
+    return emitOpError("expects one gradient per input, got ")
+           << getGradients().size() << " for " << getInputs().size();
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip(getGradients().getTypes(), getInputs().getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("gradient ")
+             << i << " has type " << std::get<0>(pair) << " but input " << i
+             << " has type " << std::get<1>(pair);
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getLoss().getType() != getValue().getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " does not match the yielded loss type "
+           << yield.getLoss().getType();
+  return success();
+}
+
+LogicalResult AdaptOp::verify() {
+  if (getSteps() < 1)
+    return emitOpError("expects steps >= 1, got ") << getSteps();
+  if (!(getInnerLr().convertToDouble() > 0))
+    return emitOpError("expects inner_lr > 0");
+  if (getOrder() != 1 && getOrder() != 2)
+    return emitOpError("expects order 1 or 2, got ") << getOrder();
+  if (getParams().empty())
+    return emitOpError("expects at least one parameter to adapt");
+  if (getAdapted().getTypes() != getParams().getTypes())
+    return emitOpError("results must have the types of the parameters");
+  return verifyLossBody(*this, getBody(), getParams());
+}
+
+//===----------------------------------------------------------------------===//
+// meta.outer_step
+//===----------------------------------------------------------------------===//
+
+LogicalResult OuterStepOp::verify() {
+  if (getGrads().getTypes() != getParams().getTypes())
+    return emitOpError("expects one gradient of each parameter's type");
+  if (getNewParams().getTypes() != getParams().getTypes())
+    return emitOpError("new parameters must have the parameters' types");
+  if (getNewState().getTypes() != getState().getTypes())
+    return emitOpError("new state must have the state's types");
+  OptimizerStateLayout layout = getOptimizerStateLayout(getOptimizer());
+  size_t n = getParams().size();
+  size_t expected = layout.perParam * n + (layout.stepCounter ? 1 : 0);
+  if (getState().size() != expected)
+    return emitOpError("optimizer ")
+           << getOptimizer() << " expects " << expected
+           << " state tensors for " << n << " parameters, got "
+           << getState().size();
+  for (unsigned k = 0; k < layout.perParam; ++k)
+    for (size_t i = 0; i < n; ++i)
+      if (getState()[k * n + i].getType() != getParams()[i].getType())
+        return emitOpError("state tensor ")
+               << k * n + i << " must have the type of parameter " << i;
+  if (layout.stepCounter) {
+    auto step = cast<RankedTensorType>(getState().back().getType());
+    if (step.getRank() != 0 || !step.getElementType().isInteger(64))
+      return emitOpError("the last state tensor is the step count and must "
+                         "be tensor<i64>");
+  }
+  return success();
+}

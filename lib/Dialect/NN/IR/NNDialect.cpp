@@ -1,0 +1,19 @@
+//===- NNDialect.cpp - nn dialect registration ----------------------------===//
+
+#include "metac/Dialect/NN/IR/NNDialect.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+using namespace mlir;
+using namespace metac::nn;
+
+#include "metac/Dialect/NN/IR/NNOpsDialect.cpp.inc"
+
+void NNDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "metac/Dialect/NN/IR/NNOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "metac/Dialect/NN/IR/NNOps.cpp.inc"

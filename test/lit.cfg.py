@@ -1,0 +1,29 @@
+# -*- Python -*- lit configuration for metac.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "METAC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".meta", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.metac_obj_root, "test")
+
+config.substitutions.append(("%examples", os.path.join(config.metac_src_root, "examples")))
+config.substitutions.append(("%metac_src", config.metac_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("metac", unresolved="fatal"),
+    ToolSubst("metac-opt", unresolved="fatal"),
+]
+if config.metac_fuzzer_enabled:
+    config.available_features.add("fuzzer")
+    tools.append(ToolSubst("metac-fuzz-frontend", unresolved="fatal"))
+llvm_config.add_tool_substitutions(tools, [config.metac_tools_dir, config.llvm_tools_dir])
