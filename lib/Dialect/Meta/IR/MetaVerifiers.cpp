@@ -24,21 +24,24 @@ LogicalResult TasksOp::verify() {
                            "episodes"},
                           kind))
     return emitOpError("unknown task distribution kind '") << kind << "'";
-  if (getSupport() < 1 || getQuery() < 1)
+  // I64Attr getters return uint64_t: read the values signed.
+  int64_t support = getSupportAttr().getInt(), query = getQueryAttr().getInt();
+  if (support < 1 || query < 1)
     return emitOpError("expects support and query sizes >= 1, got ")
-           << getSupport() << " and " << getQuery();
+           << support << " and " << query;
   auto target = cast<RankedTensorType>(getTargetType());
   if (kind == "fashion_mnist" || kind == "image_folder") {
-    if (!getWays() || *getWays() < 2)
+    int64_t ways = getWaysAttr() ? getWaysAttr().getInt() : 0;
+    if (ways < 2)
       return emitOpError("classification tasks expect ways >= 2");
     if (target.getRank() != 0 || !isa<IntegerType>(target.getElementType()))
       return emitOpError("classification targets must be 0-d integer "
                          "tensors, got ")
              << target;
-    if (getSupport() % *getWays() || getQuery() % *getWays())
+    if (support % ways || query % ways)
       return emitOpError("support and query sizes must be multiples of ways "
                          "(")
-             << *getWays() << ")";
+             << ways << ")";
   }
   return success();
 }
@@ -71,19 +74,24 @@ void TrainOp::build(OpBuilder &builder, OperationState &state, StringRef name,
 }
 
 LogicalResult TrainOp::verify() {
-  if (getMetaBatch() < 1)
-    return emitOpError("expects meta_batch >= 1, got ") << getMetaBatch();
-  if (getIterations() < 0)
-    return emitOpError("expects iterations >= 0, got ") << getIterations();
-  if (getCheckpointEvery() && *getCheckpointEvery() < 1)
-    return emitOpError("expects checkpoint_every >= 1, got ")
-           << *getCheckpointEvery();
-  if (getCheckpointEvery().has_value() != bool(getCheckpointDirAttr()))
+  // I64Attr getters return uint64_t: read the values signed.
+  int64_t metaBatch = getMetaBatchAttr().getInt();
+  if (metaBatch < 1)
+    return emitOpError("expects meta_batch >= 1, got ") << metaBatch;
+  if (getIterationsAttr().getInt() < 0)
+    return emitOpError("expects iterations >= 0, got ")
+           << getIterationsAttr().getInt();
+  if (IntegerAttr every = getCheckpointEveryAttr(); every && every.getInt() < 1)
+    return emitOpError("expects checkpoint_every >= 1, got ") << every.getInt();
+  if (bool(getCheckpointEveryAttr()) != bool(getCheckpointDirAttr()))
     return emitOpError("checkpoint_every and checkpoint_dir go together");
+  // Divisibility by task * micro_batches, without forming the product (which
+  // may overflow).
   if (PlanAttr plan = getPlanAttr())
-    if (getMetaBatch() % (plan.getTask() * plan.getMicroBatches()))
+    if (metaBatch % plan.getTask() ||
+        (metaBatch / plan.getTask()) % plan.getMicroBatches())
       return emitOpError("meta_batch ")
-             << getMetaBatch() << " is not divisible by task axis size "
+             << metaBatch << " is not divisible by task axis size "
              << plan.getTask() << " times " << plan.getMicroBatches()
              << " micro-batches";
   return success();
@@ -131,12 +139,12 @@ static LogicalResult verifyModelAgainstTasks(Operation *op, func::FuncOp model,
     return op->emitOpError("cross_entropy loss needs a model output of one "
                            "logit per class, got ")
            << output;
-  if (std::optional<uint64_t> ways = tasks.getWays();
-      ways && output.getDimSize(0) != static_cast<int64_t>(*ways))
+  if (IntegerAttr ways = tasks.getWaysAttr();
+      ways && output.getDimSize(0) != ways.getInt())
     return op->emitOpError("model output ")
            << output << " has " << output.getDimSize(0)
            << " logits but tasks '" << tasks.getSymName() << "' are "
-           << *ways << "-way";
+           << ways.getInt() << "-way";
   return success();
 }
 
@@ -157,8 +165,8 @@ LogicalResult TrainOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult EvaluateOp::verify() {
-  if (getCount() < 1)
-    return emitOpError("expects count >= 1, got ") << getCount();
+  if (getCountAttr().getInt() < 1)
+    return emitOpError("expects count >= 1, got ") << getCountAttr().getInt();
   if (getSteps().empty())
     return emitOpError("expects at least one number of steps");
   for (int64_t s : getSteps())
@@ -225,7 +233,9 @@ static LogicalResult verifyLossBody(Operation *op, Region &body,
       return op->emitOpError("body argument ")
              << i << " has type " << std::get<0>(pair) << " but input " << i
              << " has type " << std::get<1>(pair);
-  if (!isa<YieldOp>(block.getTerminator()))
+  // The block is not empty (SingleBlock), but its last op may not be a
+  // terminator: Block::getTerminator would assert.
+  if (!isa<YieldOp>(block.back()))
     return op->emitOpError("body must end with meta.yield");
   return success();
 }
@@ -253,12 +263,14 @@ LogicalResult GradOp::verify() {
 }
 
 LogicalResult AdaptOp::verify() {
-  if (getSteps() < 1)
-    return emitOpError("expects steps >= 1, got ") << getSteps();
+  // I64Attr getters return uint64_t: read the values signed.
+  int64_t steps = getStepsAttr().getInt(), order = getOrderAttr().getInt();
+  if (steps < 1)
+    return emitOpError("expects steps >= 1, got ") << steps;
   if (!(getInnerLr().convertToDouble() > 0))
     return emitOpError("expects inner_lr > 0");
-  if (getOrder() != 1 && getOrder() != 2)
-    return emitOpError("expects order 1 or 2, got ") << getOrder();
+  if (order != 1 && order != 2)
+    return emitOpError("expects order 1 or 2, got ") << order;
   if (getParams().empty())
     return emitOpError("expects at least one parameter to adapt");
   if (getAdapted().getTypes() != getParams().getTypes())

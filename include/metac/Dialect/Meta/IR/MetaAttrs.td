@@ -21,13 +21,19 @@ def Meta_LossKind : I32EnumAttr<"LossKind", "task loss", [
   let cppNamespace = "::metac::meta";
   let genSpecializedAttr = 0;
 }
-def Meta_LossAttr : EnumAttr<Meta_Dialect, Meta_LossKind, "loss">;
+def Meta_LossAttr : EnumAttr<Meta_Dialect, Meta_LossKind, "loss"> {
+  // `#meta.loss<mse>`, and `loss <mse>` in meta.train.
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Meta_PipelineSchedule : I32EnumAttr<"PipelineSchedule",
     "micro-batch schedule of pipeline stages", [
     I32EnumAttrCase<"GPipe", 0, "gpipe">,
     I32EnumAttrCase<"OneFOneB", 1, "1f1b">]> {
   let cppNamespace = "::metac::meta";
+  // `1f1b` is not a keyword: print it as a string so that it parses back.
+  let parameterPrinter =
+      "$_printer.printKeywordOrString(stringifyPipelineSchedule($_self))";
 }
 
 def Meta_Distance : I32EnumAttr<"Distance", "embedding distance", [

@@ -1,0 +1,154 @@
+//===- Driver.cpp - the metac compiler driver -----------------------------===//
+
+#include "metac/Driver/Driver.h"
+
+#include "metac/Frontend/MLIRGen.h"
+#include "metac/Frontend/Parser.h"
+#include "metac/InitAll.h"
+#include "metac/Pipelines/Pipelines.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace metac;
+
+namespace cl = llvm::cl;
+
+namespace {
+
+struct Options {
+  cl::OptionCategory category{"metac options"};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<spec.meta | ->"),
+                             cl::init("-"), cl::cat(category)};
+  cl::opt<std::string> output{"o", cl::desc("Output file (default: stdout)"),
+                              cl::value_desc("file"), cl::init("-"),
+                              cl::cat(category)};
+  cl::opt<std::string> compileTo{
+      "compile-to",
+      cl::desc("Stop after this phase and print its output: ast, meta, "
+               "expand, batched, autodiff, planned, partitioned, optimized, "
+               "lowered, llvm, exe"),
+      cl::value_desc("phase"), cl::init("meta"), cl::cat(category)};
+  cl::opt<bool> verifyDiagnostics{
+      "verify-diagnostics",
+      cl::desc("Check the diagnostics against expected-* comments in the "
+               "spec (for tests)"),
+      cl::init(false), cl::cat(category)};
+};
+
+/// Parses and lowers the spec up to `phase`, printing the result to `os`.
+LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
+                      Phase phase, raw_ostream &os) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  llvm::StringRef filename = buffer->getBufferIdentifier();
+  frontend::SourceDiagnostics diags(&context, filename);
+  frontend::Parser parser(buffer->getBuffer(), diags);
+  frontend::Module ast = parser.parseModule();
+  if (diags.getErrorCount())
+    return failure();
+  if (phase == Phase::AST) {
+    frontend::dumpAST(ast, os);
+    return success();
+  }
+  llvm::SmallString<256> directory(filename == "<stdin>" ? "." : filename);
+  llvm::sys::path::remove_filename(directory);
+  if (directory.empty())
+    directory = ".";
+  OwningOpRef<ModuleOp> module =
+      frontend::generateMLIR(ast, diags, directory);
+  if (!module)
+    return failure();
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)) ||
+      failed(buildPipelineTo(pm, phase)) || failed(pm.run(*module)))
+    return failure();
+  module->print(os);
+  return success();
+}
+
+} // namespace
+
+int metac::metacMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  Options options;
+  cl::HideUnrelatedOptions({&options.category, &llvm::getColorCategory()});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "metac: the meta-learning compiler\n\n"
+                              "Compiles a spec (.meta) to the IR of a phase.\n");
+
+  std::optional<Phase> phase = parsePhase(options.compileTo);
+  if (!phase) {
+    llvm::errs() << "metac: error: unknown phase '" << options.compileTo
+                 << "' for --compile-to (expected one of:";
+    for (Phase p : allPhases())
+      llvm::errs() << ' ' << getPhaseName(p);
+    llvm::errs() << ")\n";
+    return 1;
+  }
+  if (!isPhaseImplemented(*phase)) {
+    llvm::errs() << "metac: error: phase '" << options.compileTo
+                 << "' is not implemented yet; this build compiles up to "
+                    "'meta'\n";
+    return 1;
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(options.input, &error);
+  if (!input) {
+    llvm::errs() << "metac: error: " << error << "\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+
+  // Render into a string first: nothing reaches the output file unless the
+  // whole compilation succeeds.
+  std::string result;
+  llvm::raw_string_ostream resultStream(result);
+  LogicalResult status = failure();
+  if (options.verifyDiagnostics) {
+    SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
+    (void)compile(sourceMgr, context, *phase, resultStream);
+    status = handler.verify();
+  } else {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    status = compile(sourceMgr, context, *phase, resultStream);
+  }
+  if (failed(status))
+    return 1;
+  if (options.verifyDiagnostics)
+    return 0;
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(options.output, &error);
+  if (!output) {
+    llvm::errs() << "metac: error: " << error << "\n";
+    return 1;
+  }
+  output->os() << result;
+  output->keep();
+  return 0;
+}

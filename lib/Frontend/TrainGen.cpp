@@ -1,0 +1,367 @@
+//===- TrainGen.cpp - training programs to meta.train ---------------------===//
+
+#include "DeclGen.h"
+#include "GenUtils.h"
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::frontend;
+
+namespace {
+
+constexpr llvm::StringLiteral kAlgorithms[] = {
+    "maml", "fomaml", "reptile", "anil", "metasgd", "protonet", "imaml"};
+constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "adam", "adamw"};
+
+SmallVector<StringRef> names(ArrayRef<llvm::StringLiteral> list) {
+  return SmallVector<StringRef>(list.begin(), list.end());
+}
+
+/// A constructor value (`maml { ... }` or a bare `maml`): its name and fields.
+struct Constructor {
+  std::string name;
+  SourceLoc loc;
+  const std::vector<Field> *fields;
+};
+
+std::optional<Constructor> readConstructor(FieldReader &fields,
+                                           StringRef field) {
+  static const std::vector<Field> kNoFields;
+  const Field *f = fields.find(field);
+  if (!f)
+    return std::nullopt;
+  const ConfigValue *v = f->value.get();
+  if (v && v->kind == ConfigValue::Kind::Name)
+    return Constructor{v->text, v->loc, &kNoFields};
+  if (v && v->kind == ConfigValue::Kind::Record && !v->text.empty())
+    return Constructor{v->text, v->loc, &v->fields};
+  fields.error(*f) << "field '" << field << "' of " << fields.getWhat()
+                   << " expects a name with optional fields, such as "
+                   << (field == "algorithm" ? "maml { steps = 1 }"
+                                            : "adam { lr = 0.001 }");
+  return std::nullopt;
+}
+
+Attribute buildAlgorithm(const Constructor &c, SourceDiagnostics &diags,
+                         OpBuilder &b) {
+  MLIRContext *ctx = b.getContext();
+  std::string what = "algorithm '" + c.name + "'";
+  auto f64 = [](double v) { return llvm::APFloat(v); };
+  auto emitError = [&]() { return diags.error(c.loc); };
+  llvm::function_ref<InFlightDiagnostic()> emit = emitError;
+  if (c.name == "maml" || c.name == "fomaml" || c.name == "metasgd") {
+    bool first = c.name == "fomaml";
+    SmallVector<StringRef> known = {"steps", "inner_lr"};
+    if (!first)
+      known.push_back("order");
+    FieldReader r(diags, *c.fields, what, c.loc, known);
+    auto steps = r.integer("steps", 1, 1);
+    auto lr = r.number("inner_lr", 0.01, true);
+    auto order = first ? std::optional<int64_t>(1) : r.integer("order", 2, 1);
+    if (r.hadError() || !steps || !lr || !order)
+      return nullptr;
+    if (*order > 2) {
+      r.error(*r.find("order")) << "order must be 1 or 2, got " << *order;
+      return nullptr;
+    }
+    if (c.name == "metasgd")
+      return meta::MetaSGDAttr::getChecked(emit, ctx, *steps, f64(*lr), *order);
+    return meta::MAMLAttr::getChecked(emit, ctx, *steps, f64(*lr), *order);
+  }
+  if (c.name == "reptile") {
+    FieldReader r(diags, *c.fields, what, c.loc, {"steps", "inner_lr"});
+    auto steps = r.integer("steps", 5, 1);
+    auto lr = r.number("inner_lr", 0.01, true);
+    if (r.hadError() || !steps || !lr)
+      return nullptr;
+    return meta::ReptileAttr::getChecked(emit, ctx, *steps, f64(*lr));
+  }
+  if (c.name == "anil") {
+    FieldReader r(diags, *c.fields, what, c.loc,
+                  {"steps", "inner_lr", "order", "head"});
+    auto steps = r.integer("steps", 1, 1);
+    auto lr = r.number("inner_lr", 0.01, true);
+    auto order = r.integer("order", 2, 1);
+    auto head = r.string("head", std::string("head"));
+    if (r.hadError() || !steps || !lr || !order || !head)
+      return nullptr;
+    if (*order > 2) {
+      r.error(*r.find("order")) << "order must be 1 or 2, got " << *order;
+      return nullptr;
+    }
+    return meta::ANILAttr::getChecked(emit, ctx, *steps, f64(*lr), *order,
+                                      StringRef(*head));
+  }
+  if (c.name == "protonet") {
+    FieldReader r(diags, *c.fields, what, c.loc, {"distance"});
+    auto distance = r.name("distance", std::string("squared_euclidean"));
+    if (r.hadError() || !distance)
+      return nullptr;
+    auto kind = meta::symbolizeDistance(*distance);
+    if (!kind) {
+      r.error(*r.find("distance"))
+          << "unknown distance '" << *distance
+          << "' (expected squared_euclidean)";
+      return nullptr;
+    }
+    return meta::ProtoNetAttr::get(ctx, *kind);
+  }
+  if (c.name == "imaml") {
+    FieldReader r(diags, *c.fields, what, c.loc,
+                  {"steps", "inner_lr", "lambda", "cg_steps"});
+    auto steps = r.integer("steps", 5, 1);
+    auto lr = r.number("inner_lr", 0.01, true);
+    auto lambda = r.number("lambda", 1.0, true);
+    auto cg = r.integer("cg_steps", 5, 1);
+    if (r.hadError() || !steps || !lr || !lambda || !cg)
+      return nullptr;
+    return meta::IMAMLAttr::getChecked(emit, ctx, *steps, f64(*lr),
+                                       f64(*lambda), *cg);
+  }
+  InFlightDiagnostic diag = diags.error(c.loc);
+  diag << "unknown algorithm '" << c.name
+       << "' (expected maml, fomaml, reptile, anil, metasgd, protonet or "
+          "imaml)";
+  attachDidYouMean(diag, c.name, names(kAlgorithms));
+  return nullptr;
+}
+
+Attribute buildOptimizer(const Constructor &c, SourceDiagnostics &diags,
+                         OpBuilder &b) {
+  MLIRContext *ctx = b.getContext();
+  std::string what = "optimizer '" + c.name + "'";
+  auto f64 = [](double v) { return llvm::APFloat(v); };
+  auto emitError = [&]() { return diags.error(c.loc); };
+  llvm::function_ref<InFlightDiagnostic()> emit = emitError;
+  if (c.name == "sgd") {
+    FieldReader r(diags, *c.fields, what, c.loc,
+                  {"lr", "momentum", "weight_decay"});
+    auto lr = r.number("lr", std::nullopt, true);
+    auto momentum = r.number("momentum", 0.0, false);
+    auto decay = r.number("weight_decay", 0.0, false);
+    if (r.hadError() || !lr || !momentum || !decay)
+      return nullptr;
+    return meta::SGDAttr::getChecked(emit, ctx, f64(*lr), f64(*momentum),
+                                     f64(*decay));
+  }
+  if (c.name == "adam" || c.name == "adamw") {
+    bool decoupled = c.name == "adamw";
+    FieldReader r(diags, *c.fields, what, c.loc,
+                  {"lr", "beta1", "beta2", "eps", "weight_decay"});
+    auto lr = r.number("lr", 0.001, true);
+    auto beta1 = r.number("beta1", 0.9, false);
+    auto beta2 = r.number("beta2", 0.999, false);
+    auto eps = r.number("eps", 1e-8, true);
+    auto decay = r.number("weight_decay", decoupled ? 0.01 : 0.0, false);
+    if (r.hadError() || !lr || !beta1 || !beta2 || !eps || !decay)
+      return nullptr;
+    if (decoupled)
+      return meta::AdamWAttr::getChecked(emit, ctx, f64(*lr), f64(*beta1),
+                                         f64(*beta2), f64(*eps), f64(*decay));
+    return meta::AdamAttr::getChecked(emit, ctx, f64(*lr), f64(*beta1),
+                                      f64(*beta2), f64(*eps), f64(*decay));
+  }
+  InFlightDiagnostic diag = diags.error(c.loc);
+  diag << "unknown optimizer '" << c.name << "' (expected sgd, adam or adamw)";
+  attachDidYouMean(diag, c.name, names(kOptimizers));
+  return nullptr;
+}
+
+/// The record value of a block field (`evaluate { ... }`), or null.
+const ConfigValue *recordField(FieldReader &fields, StringRef name) {
+  const Field *f = fields.find(name);
+  if (!f)
+    return nullptr;
+  if (!f->value || f->value->kind != ConfigValue::Kind::Record ||
+      !f->value->text.empty()) {
+    fields.error(*f) << "field '" << name << "' of " << fields.getWhat()
+                     << " expects a record { ... }";
+    return nullptr;
+  }
+  return f->value.get();
+}
+
+meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
+                         OpBuilder &b, int64_t metaBatch) {
+  FieldReader r(diags, record.fields, "parallel", record.loc,
+                {"mesh", "micro_batches", "schedule", "auto", "cluster"});
+  if (r.hadError())
+    return nullptr;
+  if (const Field *autoField = r.find("auto")) {
+    diags.error(autoField->loc)
+        << "automatic planning ('auto') is not supported yet: the planner "
+           "and cost model are not implemented; give an explicit mesh";
+    return nullptr;
+  }
+  if (const Field *cluster = r.find("cluster")) {
+    diags.error(cluster->loc) << "'cluster' is only used by automatic "
+                                 "planning, which is not supported yet";
+    return nullptr;
+  }
+  int64_t axes[4] = {1, 1, 1, 1};
+  if (const Field *mesh = r.find("mesh")) {
+    if (!mesh->value || mesh->value->kind != ConfigValue::Kind::Record ||
+        !mesh->value->text.empty()) {
+      r.error(*mesh) << "'mesh' expects a record such as { task = 4, data = 2 }";
+      return nullptr;
+    }
+    FieldReader m(diags, mesh->value->fields, "mesh", mesh->value->loc,
+                  {"task", "data", "tensor", "pipeline"});
+    const char *axisNames[] = {"task", "data", "tensor", "pipeline"};
+    for (int i = 0; i < 4; ++i) {
+      auto size = m.integer(axisNames[i], 1, 1);
+      if (!size)
+        return nullptr;
+      axes[i] = *size;
+    }
+    if (m.hadError())
+      return nullptr;
+  }
+  auto micro = r.integer("micro_batches", 1, 1);
+  auto schedule = r.name("schedule", std::string("gpipe"));
+  if (!micro || !schedule)
+    return nullptr;
+  auto kind = meta::symbolizePipelineSchedule(*schedule);
+  if (!kind) {
+    r.error(*r.find("schedule")) << "unknown schedule '" << *schedule
+                                 << "' (expected gpipe or 1f1b)";
+    return nullptr;
+  }
+  if (metaBatch % (axes[0] * *micro)) {
+    diags.error(record.loc)
+        << "meta_batch " << metaBatch << " is not divisible by the task axis ("
+        << axes[0] << ") times micro_batches (" << *micro << ")";
+    return nullptr;
+  }
+  return meta::PlanAttr::get(b.getContext(), axes[0], axes[1], axes[2],
+                             axes[3], *micro, *kind);
+}
+
+} // namespace
+
+meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
+                                             const DeclarationNames &declared,
+                                             SourceDiagnostics &diags,
+                                             OpBuilder &builder) {
+  std::string what = "training program '" + decl.name + "'";
+  FieldReader fields(diags, decl.fields, what, decl.loc,
+                     {"model", "tasks", "loss", "algorithm", "optimizer",
+                      "meta_batch", "iterations", "seed", "evaluate",
+                      "checkpoint", "parallel"});
+
+  // References to other declarations, with suggestions for typos.
+  auto lookup = [&](StringRef field, auto &table,
+                    StringRef kind) -> std::optional<std::string> {
+    std::optional<std::string> name = fields.name(field, std::nullopt);
+    if (!name)
+      return std::nullopt;
+    if (!table.count(*name)) {
+      SmallVector<StringRef> candidates;
+      for (auto &entry : table)
+        candidates.push_back(entry.getKey());
+      InFlightDiagnostic diag = fields.error(*fields.find(field));
+      diag << "unknown " << kind << " '" << *name << "'";
+      attachDidYouMean(diag, *name, candidates);
+      return std::nullopt;
+    }
+    return name;
+  };
+  auto model = lookup("model", declared.models, "model");
+  auto tasks = lookup("tasks", declared.tasks, "task distribution");
+
+  std::optional<Constructor> algorithmValue = readConstructor(fields, "algorithm");
+  if (!algorithmValue && !fields.has("algorithm"))
+    fields.missing("algorithm");
+  Attribute algorithm =
+      algorithmValue ? buildAlgorithm(*algorithmValue, diags, builder) : nullptr;
+
+  std::optional<meta::LossKind> loss;
+  bool isProtoNet = algorithm && isa<meta::ProtoNetAttr>(algorithm);
+  if (auto lossName = fields.name(
+          "loss", isProtoNet ? std::optional<std::string>("cross_entropy")
+                             : std::nullopt)) {
+    loss = meta::symbolizeLossKind(*lossName);
+    if (!loss)
+      fields.error(*fields.find("loss")) << "unknown loss '" << *lossName
+                                         << "' (expected mse or cross_entropy)";
+  }
+
+  Attribute optimizer;
+  if (std::optional<Constructor> c = readConstructor(fields, "optimizer"))
+    optimizer = buildOptimizer(*c, diags, builder);
+  else if (!fields.has("optimizer"))
+    optimizer = meta::AdamAttr::get(builder.getContext(), llvm::APFloat(1e-3),
+                                    llvm::APFloat(0.9), llvm::APFloat(0.999),
+                                    llvm::APFloat(1e-8), llvm::APFloat(0.0));
+
+  auto metaBatch = fields.integer("meta_batch", std::nullopt, 1);
+  auto iterations = fields.integer("iterations", std::nullopt, 0);
+  auto seed = fields.integer("seed", 0, 0);
+
+  meta::PlanAttr plan;
+  if (const ConfigValue *parallel = recordField(fields, "parallel"); parallel && metaBatch)
+    plan = buildPlan(*parallel, diags, builder, *metaBatch);
+
+  std::optional<int64_t> checkpointEvery;
+  std::optional<std::string> checkpointDir;
+  if (const ConfigValue *ckpt = recordField(fields, "checkpoint")) {
+    FieldReader c(diags, ckpt->fields, "checkpoint", ckpt->loc,
+                  {"every", "dir"});
+    checkpointEvery = c.integer("every", std::nullopt, 1);
+    checkpointDir = c.string("dir", std::nullopt);
+    if (c.hadError() || !checkpointEvery || !checkpointDir)
+      return nullptr;
+  }
+
+  // The evaluation block names its own tasks (checked after the train op
+  // exists, so errors in it still come with the rest).
+  const ConfigValue *evaluate = recordField(fields, "evaluate");
+
+  if (fields.hadError() || !model || !tasks || !algorithm || !loss ||
+      !optimizer || !metaBatch || !iterations || !seed ||
+      (fields.has("parallel") && !plan))
+    return nullptr;
+
+  auto train = meta::TrainOp::create(builder, diags.getLocation(decl.loc),
+                                     decl.name, *model, *tasks, *loss,
+                                     algorithm, optimizer, *metaBatch,
+                                     *iterations, *seed);
+  if (plan)
+    train.setPlanAttr(plan);
+  if (checkpointEvery) {
+    train.setCheckpointEvery(*checkpointEvery);
+    train.setCheckpointDir(*checkpointDir);
+  }
+  if (evaluate) {
+    FieldReader e(diags, evaluate->fields, "evaluate", evaluate->loc,
+                  {"tasks", "count", "steps"});
+    auto evalTasks = e.name("tasks", *tasks);
+    auto count = e.integer("count", 600, 1);
+    int64_t defaultSteps = 0;
+    if (auto maml = dyn_cast<meta::MAMLAttr>(algorithm))
+      defaultSteps = maml.getSteps();
+    auto steps = e.integerList("steps", std::vector<int64_t>{defaultSteps}, 0);
+    if (evalTasks && !declared.tasks.count(*evalTasks)) {
+      SmallVector<StringRef> candidates;
+      for (auto &entry : declared.tasks)
+        candidates.push_back(entry.getKey());
+      InFlightDiagnostic diag = e.error(*e.find("tasks"));
+      diag << "unknown task distribution '" << *evalTasks << "'";
+      attachDidYouMean(diag, *evalTasks, candidates);
+    }
+    if (e.hadError() || !evalTasks || !count || !steps) {
+      train.erase();
+      return nullptr;
+    }
+    if (steps->empty()) {
+      e.error(*e.find("steps")) << "'steps' needs at least one value";
+      train.erase();
+      return nullptr;
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&train.getBody().front());
+    meta::EvaluateOp::create(builder, diags.getLocation(evaluate->loc),
+                             *evalTasks, *count, *steps);
+  }
+  return train;
+}

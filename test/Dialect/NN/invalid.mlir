@@ -1,0 +1,940 @@
+// RUN: metac-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of the nn verifiers, and the ODS type constraints.
+
+//===----------------------------------------------------------------------===//
+// ODS type constraints
+//===----------------------------------------------------------------------===//
+
+func.func @dynamic_shape(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<?x3xf32>'}}
+  %0 = nn.relu %x : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// The custom syntax only parses ranked tensors; the generic form reaches the
+// type constraint.
+func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<*xf32>'}}
+  %0 = "nn.exp"(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @integer_elementwise(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = nn.neg %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @f8_elementwise(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xf8E4M3FN>'}}
+  %0 = nn.tanh %x : tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+func.func @integer_linear_weight(%x: tensor<2x3xf32>, %w: tensor<4x3xi32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{operand #1 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4x3xi32>'}}
+  %0 = nn.linear %x, %w : tensor<2x3xf32>, tensor<4x3xi32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @dynamic_result(%x: tensor<4x3xf32>) -> tensor<?xf32> {
+  // expected-error@+1 {{result #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<?xf32>'}}
+  %0 = nn.reshape %x : tensor<4x3xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @float_ids(%ids: tensor<4xf32>, %table: tensor<10x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of i32 or i64, but got 'tensor<4xf32>'}}
+  %0 = nn.embedding %ids, %table : tensor<4xf32>, tensor<10x3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @i16_labels(%l: tensor<4x5xf32>, %y: tensor<4xi16>) -> tensor<f32> {
+  // expected-error@+1 {{operand #1 must be statically shaped tensor of i32 or i64, but got 'tensor<4xi16>'}}
+  %0 = nn.cross_entropy_loss %l, %y : tensor<4x5xf32>, tensor<4xi16> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @dynamic_labels(%l: tensor<4x5xf32>, %y: tensor<?xi64>) -> tensor<f32> {
+  // expected-error@+1 {{operand #1 must be statically shaped tensor of i32 or i64, but got 'tensor<?xi64>'}}
+  %0 = nn.cross_entropy_loss %l, %y : tensor<4x5xf32>, tensor<?xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @same_type_binary(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error@+1 {{requires the same type for all operands and results}}
+  %0 = "nn.add"(%a, %b) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @same_type_unary(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error@+1 {{requires the same type for all operands and results}}
+  %0 = "nn.sigmoid"(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @same_type_scale(%x: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error@+1 {{requires the same type for all operands and results}}
+  %0 = "nn.scale"(%x) {factor = 2.0 : f64} : (tensor<4xf32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+func.func @same_type_softmax(%x: tensor<4x5xf32>) -> tensor<4x5xbf16> {
+  // expected-error@+1 {{requires the same type for all operands and results}}
+  %0 = "nn.softmax"(%x) {axis = 1 : i64} : (tensor<4x5xf32>) -> tensor<4x5xbf16>
+  return %0 : tensor<4x5xbf16>
+}
+
+// -----
+
+func.func @scale_missing_factor(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{requires attribute 'factor'}}
+  %0 = "nn.scale"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @scale_f32_factor(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{attribute 'factor' failed to satisfy constraint: 64-bit float attribute}}
+  %0 = "nn.scale"(%x) {factor = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.linear
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @linear_rank0_input(%x: tensor<f32>, %w: tensor<4x3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.linear' op expects an input of rank >= 1}}
+  %0 = nn.linear %x, %w : tensor<f32>, tensor<4x3xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x3xf32>, %w: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.linear' op expects weight of rank at least 2, got [3]}}
+  %0 = nn.linear %x, %w : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @linear_weight_batch_mismatch(%x: tensor<8x10x3xf32>, %w: tensor<7x4x3xf32>) -> tensor<8x10x4xf32> {
+  // expected-error@+1 {{'nn.linear' op weight batch dimensions [7] are not a prefix of the input's leading dimensions [8, 10]}}
+  %0 = nn.linear %x, %w : tensor<8x10x3xf32>, tensor<7x4x3xf32> -> tensor<8x10x4xf32>
+  return %0 : tensor<8x10x4xf32>
+}
+
+// -----
+
+func.func @linear_weight_batch_too_long(%x: tensor<10x3xf32>, %w: tensor<8x10x4x3xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'nn.linear' op weight batch dimensions [8, 10] are not a prefix of the input's leading dimensions [10]}}
+  %0 = nn.linear %x, %w : tensor<10x3xf32>, tensor<8x10x4x3xf32> -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @linear_in_features(%x: tensor<2x3xf32>, %w: tensor<4x5xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.linear' op input features 3 do not match the weight's in-features 5 (input [2, 3], weight [4, 5])}}
+  %0 = nn.linear %x, %w : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.linear' op bias shape [3] does not match the expected shape [4]}}
+  %0 = nn.linear %x, %w, %b : tensor<2x3xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @linear_batched_bias_shape(%x: tensor<8x10x3xf32>, %w: tensor<8x4x3xf32>, %b: tensor<4xf32>) -> tensor<8x10x4xf32> {
+  // expected-error@+1 {{'nn.linear' op bias shape [4] does not match the expected shape [8, 4]}}
+  %0 = nn.linear %x, %w, %b : tensor<8x10x3xf32>, tensor<8x4x3xf32>, tensor<4xf32> -> tensor<8x10x4xf32>
+  return %0 : tensor<8x10x4xf32>
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.linear' op result shape [2, 3] does not match the expected shape [2, 4]}}
+  %0 = nn.linear %x, %w : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @linear_element_type(%x: tensor<2x3xf32>, %w: tensor<4x3xf16>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.linear' op operand element type 'f16' does not match result element type 'f32'}}
+  %0 = nn.linear %x, %w : tensor<2x3xf32>, tensor<4x3xf16> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @linear_bias_element_type(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xbf16>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.linear' op operand element type 'bf16' does not match result element type 'f32'}}
+  %0 = nn.linear %x, %w, %b : tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xbf16> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @matmul_rank(%a: tensor<3xf32>, %b: tensor<3x4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.matmul' op expects operands of rank >= 2, got [3] and [3, 4]}}
+  %0 = nn.matmul %a, %b : tensor<3xf32>, tensor<3x4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @matmul_batch_rank(%a: tensor<5x2x3xf32>, %b: tensor<3x4xf32>) -> tensor<5x2x4xf32> {
+  // expected-error@+1 {{'nn.matmul' op batch dimensions differ: [5, 2, 3] and [3, 4]}}
+  %0 = nn.matmul %a, %b : tensor<5x2x3xf32>, tensor<3x4xf32> -> tensor<5x2x4xf32>
+  return %0 : tensor<5x2x4xf32>
+}
+
+// -----
+
+func.func @matmul_batch_dims(%a: tensor<5x2x3xf32>, %b: tensor<6x3x4xf32>) -> tensor<5x2x4xf32> {
+  // expected-error@+1 {{'nn.matmul' op batch dimensions differ: [5, 2, 3] and [6, 3, 4]}}
+  %0 = nn.matmul %a, %b : tensor<5x2x3xf32>, tensor<6x3x4xf32> -> tensor<5x2x4xf32>
+  return %0 : tensor<5x2x4xf32>
+}
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.matmul' op contracting dimensions differ: 3 vs 4 (lhs [2, 3], rhs [4, 3])}}
+  %0 = nn.matmul %a, %b : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @matmul_contracting_transpose_lhs(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.matmul' op contracting dimensions differ: 2 vs 3 (lhs [2, 3], rhs [3, 4])}}
+  %0 = nn.matmul %a, %b {transpose_lhs} : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @matmul_result_transpose_rhs(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.matmul' op result shape [2, 3] does not match the expected shape [2, 4]}}
+  %0 = nn.matmul %a, %b {transpose_rhs} : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @matmul_element_type(%a: tensor<2x3xf64>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{'nn.matmul' op operand element type 'f64' does not match result element type 'f32'}}
+  %0 = nn.matmul %a, %b : tensor<2x3xf64>, tensor<3x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.conv2d
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @conv2d_input_rank(%x: tensor<28x28xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<8x26x26xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects an input of rank >= 3 ([..., C, H, W]), got [28, 28]}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<28x28xf32>, tensor<8x1x3x3xf32> -> tensor<8x26x26xf32>
+  return %0 : tensor<8x26x26xf32>
+}
+
+// -----
+
+func.func @conv2d_stride_count(%x: tensor<1x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects stride to have 2 values, got 1}}
+  %0 = nn.conv2d %x, %w stride [1] padding [0, 0] : tensor<1x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_stride_zero(%x: tensor<1x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects stride values >= 1, got [1, 0]}}
+  %0 = nn.conv2d %x, %w stride [1, 0] padding [0, 0] : tensor<1x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_padding_count(%x: tensor<1x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects padding to have 2 values, got 3}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0, 0] : tensor<1x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_padding_negative(%x: tensor<1x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects padding values >= 0, got [-1, 0]}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [-1, 0] : tensor<1x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_weight_rank(%x: tensor<1x8x8xf32>, %w: tensor<1x3x3xf32>) -> tensor<1x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op expects weight of rank at least 4, got [1, 3, 3]}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<1x8x8xf32>, tensor<1x3x3xf32> -> tensor<1x6x6xf32>
+  return %0 : tensor<1x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_weight_batch(%x: tensor<2x5x1x8x8xf32>, %w: tensor<3x4x1x3x3xf32>) -> tensor<2x5x4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op weight batch dimensions [3] are not a prefix of the input's leading dimensions [2, 5]}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<2x5x1x8x8xf32>, tensor<3x4x1x3x3xf32> -> tensor<2x5x4x6x6xf32>
+  return %0 : tensor<2x5x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_channels(%x: tensor<3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op input channels 3 do not match the weight's in-channels 1 (input [3, 8, 8], weight [4, 1, 3, 3])}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<3x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_bias_shape(%x: tensor<2x5x1x8x8xf32>, %w: tensor<2x4x1x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x5x4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op bias shape [4] does not match the expected shape [2, 4]}}
+  %0 = nn.conv2d %x, %w, %b stride [1, 1] padding [0, 0] : tensor<2x5x1x8x8xf32>, tensor<2x4x1x3x3xf32>, tensor<4xf32> -> tensor<2x5x4x6x6xf32>
+  return %0 : tensor<2x5x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_window(%x: tensor<1x2x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x1x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op window of size 3 does not fit the padded input size 2}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<1x2x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x1x6xf32>
+  return %0 : tensor<4x1x6xf32>
+}
+
+// -----
+
+func.func @conv2d_result_shape(%x: tensor<1x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op result shape [4, 6, 6] does not match the expected shape [4, 4, 3]}}
+  %0 = nn.conv2d %x, %w stride [2, 3] padding [1, 1] : tensor<1x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_element_type(%x: tensor<1x8x8xf16>, %w: tensor<4x1x3x3xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.conv2d' op operand element type 'f16' does not match result element type 'f32'}}
+  %0 = nn.conv2d %x, %w stride [1, 1] padding [0, 0] : tensor<1x8x8xf16>, tensor<4x1x3x3xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @max_pool_input_rank(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  // expected-error@+1 {{'nn.max_pool2d' op expects an input of rank >= 3 ([..., C, H, W]), got [8, 8]}}
+  %0 = nn.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<8x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel_count(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+1 {{'nn.max_pool2d' op expects kernel to have 2 values, got 1}}
+  %0 = nn.max_pool2d %x kernel [2] stride [2, 2] padding [0, 0] : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel_zero(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+1 {{'nn.max_pool2d' op expects kernel values >= 1, got [0, 2]}}
+  %0 = nn.max_pool2d %x kernel [0, 2] stride [2, 2] padding [0, 0] : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @avg_pool_stride_count(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d' op expects stride to have 2 values, got 0}}
+  %0 = nn.avg_pool2d %x kernel [2, 2] stride [] padding [0, 0] : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @avg_pool_stride_negative(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d' op expects stride values >= 1, got [2, -2]}}
+  %0 = nn.avg_pool2d %x kernel [2, 2] stride [2, -2] padding [0, 0] : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @avg_pool_padding_negative(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d' op expects padding values >= 0, got [0, -1]}}
+  %0 = nn.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, -1] : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_padding_half_kernel(%x: tensor<1x8x8xf32>) -> tensor<1x10x8xf32> {
+  // expected-error@+1 {{'nn.max_pool2d' op padding [2, 0] exceeds half the kernel [3, 3]}}
+  %0 = nn.max_pool2d %x kernel [3, 3] stride [1, 1] padding [2, 0] : tensor<1x8x8xf32> -> tensor<1x10x8xf32>
+  return %0 : tensor<1x10x8xf32>
+}
+
+// -----
+
+func.func @avg_pool_window(%x: tensor<1x8x1xf32>) -> tensor<1x4x1xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d' op window of size 3 does not fit the padded input size 1}}
+  %0 = nn.avg_pool2d %x kernel [2, 3] stride [2, 1] padding [0, 0] : tensor<1x8x1xf32> -> tensor<1x4x1xf32>
+  return %0 : tensor<1x4x1xf32>
+}
+
+// -----
+
+func.func @max_pool_result_shape(%x: tensor<2x1x8x8xf32>) -> tensor<2x1x8x8xf32> {
+  // expected-error@+1 {{'nn.max_pool2d' op result shape [2, 1, 8, 8] does not match the expected shape [2, 1, 4, 4]}}
+  %0 = nn.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<2x1x8x8xf32> -> tensor<2x1x8x8xf32>
+  return %0 : tensor<2x1x8x8xf32>
+}
+
+// -----
+
+func.func @avg_pool_element_type(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf16> {
+  // expected-error@+1 {{'nn.avg_pool2d' op operand element type 'f32' does not match result element type 'f16'}}
+  %0 = nn.avg_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x8x8xf32> -> tensor<1x4x4xf16>
+  return %0 : tensor<1x4x4xf16>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.batch_norm
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @batch_norm_channel_range(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op channel dimension 3 is out of range for rank 3}}
+  %0 = nn.batch_norm %x, %w, %b channel 3 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_channel_negative(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op channel dimension -1 is out of range for rank 3}}
+  %0 = nn.batch_norm %x, %w, %b channel -1 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_reduce_range(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op reduce dimension 3 is out of range for rank 3}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 3] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_reduce_sorted(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op reduce dimension must be sorted and distinct, got [2, 1]}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [2, 1] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_reduce_channel(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op reduce dimensions must not contain the channel dimension 0}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [0, 1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_epsilon(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op expects a non-negative epsilon}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 2] epsilon -1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_weight_rank(%x: tensor<4x6x6xf32>, %w: tensor<f32>, %b: tensor<f32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op expects weight of rank at least 1, got []}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<f32>, tensor<f32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+// Batch dimensions of the weight must come before the channel dimension.
+func.func @batch_norm_weight_batch(%x: tensor<2x5x4x6x6xf32>, %w: tensor<2x5x4x4xf32>, %b: tensor<2x5x4x4xf32>) -> tensor<2x5x4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op weight batch dimensions [2, 5, 4] are not a prefix of the input's leading dimensions [2, 5]}}
+  %0 = nn.batch_norm %x, %w, %b channel 2 reduce [1, 3, 4] epsilon 1.0e-5 : tensor<2x5x4x6x6xf32>, tensor<2x5x4x4xf32>, tensor<2x5x4x4xf32> -> tensor<2x5x4x6x6xf32>
+  return %0 : tensor<2x5x4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_weight_channels(%x: tensor<4x6x6xf32>, %w: tensor<6xf32>, %b: tensor<6xf32>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op weight shape [6] does not match the 4 channels of the input [4, 6, 6]}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<6xf32>, tensor<6xf32> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_bias_shape(%x: tensor<2x5x4x6x6xf32>, %w: tensor<2x4xf32>, %b: tensor<4xf32>) -> tensor<2x5x4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op bias shape [4] does not match the expected shape [2, 4]}}
+  %0 = nn.batch_norm %x, %w, %b channel 2 reduce [1, 3, 4] epsilon 1.0e-5 : tensor<2x5x4x6x6xf32>, tensor<2x4xf32>, tensor<4xf32> -> tensor<2x5x4x6x6xf32>
+  return %0 : tensor<2x5x4x6x6xf32>
+}
+
+// -----
+
+func.func @batch_norm_result_shape(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x36xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op result shape [4, 36] does not match the expected shape [4, 6, 6]}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x36xf32>
+  return %0 : tensor<4x36xf32>
+}
+
+// -----
+
+func.func @batch_norm_element_type(%x: tensor<4x6x6xf32>, %w: tensor<4xf32>, %b: tensor<4xf64>) -> tensor<4x6x6xf32> {
+  // expected-error@+1 {{'nn.batch_norm' op operand element type 'f64' does not match result element type 'f32'}}
+  %0 = nn.batch_norm %x, %w, %b channel 0 reduce [1, 2] epsilon 1.0e-5 : tensor<4x6x6xf32>, tensor<4xf32>, tensor<4xf64> -> tensor<4x6x6xf32>
+  return %0 : tensor<4x6x6xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.layer_norm
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @layer_norm_rank0(%x: tensor<f32>, %w: tensor<1xf32>, %b: tensor<1xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.layer_norm' op expects an input of rank >= 1}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<f32>, tensor<1xf32>, tensor<1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @layer_norm_epsilon(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op expects a non-negative epsilon}}
+  %0 = nn.layer_norm %x, %w, %b epsilon -1.0 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_weight_rank(%x: tensor<2x8xf32>, %w: tensor<f32>, %b: tensor<f32>) -> tensor<2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op expects weight of rank at least 1, got []}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<2x8xf32>, tensor<f32>, tensor<f32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_weight_batch(%x: tensor<4x2x8xf32>, %w: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op weight batch dimensions [2] are not a prefix of the input's leading dimensions [4, 2]}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<4x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32> -> tensor<4x2x8xf32>
+  return %0 : tensor<4x2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_weight_size(%x: tensor<2x8xf32>, %w: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op weight shape [2] does not match the normalised size 8 of the input [2, 8]}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<2x8xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_bias_shape(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op bias shape [2, 8] does not match the expected shape [8]}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_result_shape(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<16xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op result shape [16] does not match the expected shape [2, 8]}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @layer_norm_element_type(%x: tensor<2x8xbf16>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op operand element type 'bf16' does not match result element type 'f32'}}
+  %0 = nn.layer_norm %x, %w, %b epsilon 1.0e-5 : tensor<2x8xbf16>, tensor<8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.embedding
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @embedding_table_rank(%ids: tensor<4xi64>, %table: tensor<10xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.embedding' op expects table of rank at least 2, got [10]}}
+  %0 = nn.embedding %ids, %table : tensor<4xi64>, tensor<10xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @embedding_table_batch(%ids: tensor<4x16xi32>, %table: tensor<3x100x8xf32>) -> tensor<4x16x8xf32> {
+  // expected-error@+1 {{'nn.embedding' op table batch dimensions [3] are not a prefix of the input's leading dimensions [4, 16]}}
+  %0 = nn.embedding %ids, %table : tensor<4x16xi32>, tensor<3x100x8xf32> -> tensor<4x16x8xf32>
+  return %0 : tensor<4x16x8xf32>
+}
+
+// -----
+
+func.func @embedding_result_shape(%ids: tensor<4xi64>, %table: tensor<10x3xf32>) -> tensor<4x10xf32> {
+  // expected-error@+1 {{'nn.embedding' op result shape [4, 10] does not match the expected shape [4, 3]}}
+  %0 = nn.embedding %ids, %table : tensor<4xi64>, tensor<10x3xf32> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+func.func @embedding_element_type(%ids: tensor<4xi64>, %table: tensor<10x3xf32>) -> tensor<4x3xf16> {
+  // expected-error@+1 {{'nn.embedding' op operand element type 'f32' does not match result element type 'f16'}}
+  %0 = nn.embedding %ids, %table : tensor<4xi64>, tensor<10x3xf32> -> tensor<4x3xf16>
+  return %0 : tensor<4x3xf16>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.softmax and nn.log_softmax
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @softmax_axis(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error@+1 {{'nn.softmax' op axis 2 is out of range for rank 2}}
+  %0 = nn.softmax %x axis 2 : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error@+1 {{'nn.log_softmax' op axis -1 is out of range for rank 2}}
+  %0 = nn.log_softmax %x axis -1 : tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @softmax_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.softmax' op axis 0 is out of range for rank 0}}
+  %0 = nn.softmax %x axis 0 : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.reshape
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x3xf32>) -> tensor<5x2xf32> {
+  // expected-error@+1 {{'nn.reshape' op cannot reshape [4, 3] (12 elements) to [5, 2] (10 elements)}}
+  %0 = nn.reshape %x : tensor<4x3xf32> -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
+func.func @reshape_element_type(%x: tensor<4x3xf32>) -> tensor<12xf64> {
+  // expected-error@+1 {{'nn.reshape' op operand element type 'f32' does not match result element type 'f64'}}
+  %0 = nn.reshape %x : tensor<4x3xf32> -> tensor<12xf64>
+  return %0 : tensor<12xf64>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.transpose
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @transpose_rank(%x: tensor<2x3x4xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.transpose' op permutation [1, 0] does not have rank 3}}
+  %0 = nn.transpose %x [1, 0] : tensor<2x3x4xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_repeated(%x: tensor<2x3x4xf32>) -> tensor<3x3x4xf32> {
+  // expected-error@+1 {{'nn.transpose' op permutation [1, 1, 2] is not a permutation of 0..2}}
+  %0 = nn.transpose %x [1, 1, 2] : tensor<2x3x4xf32> -> tensor<3x3x4xf32>
+  return %0 : tensor<3x3x4xf32>
+}
+
+// -----
+
+func.func @transpose_out_of_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.transpose' op permutation [2, 0] is not a permutation of 0..1}}
+  %0 = nn.transpose %x [2, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_negative(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.transpose' op permutation [-1, 0] is not a permutation of 0..1}}
+  %0 = nn.transpose %x [-1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_result_shape(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'nn.transpose' op result shape [2, 3] does not match the expected shape [3, 2]}}
+  %0 = nn.transpose %x [1, 0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @transpose_element_type(%x: tensor<2x3xf32>) -> tensor<3x2xbf16> {
+  // expected-error@+1 {{'nn.transpose' op operand element type 'f32' does not match result element type 'bf16'}}
+  %0 = nn.transpose %x [1, 0] : tensor<2x3xf32> -> tensor<3x2xbf16>
+  return %0 : tensor<3x2xbf16>
+}
+
+//===----------------------------------------------------------------------===//
+// nn.broadcast
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @broadcast_rank(%x: tensor<4xf32>) -> tensor<3x4x5xf32> {
+  // expected-error@+1 {{'nn.broadcast' op result rank 3 is not the input rank 1 plus 1 new dimensions}}
+  %0 = nn.broadcast %x dims [0] : tensor<4xf32> -> tensor<3x4x5xf32>
+  return %0 : tensor<3x4x5xf32>
+}
+
+// -----
+
+func.func @broadcast_dim_range(%x: tensor<4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.broadcast' op dimension 2 is out of range for rank 2}}
+  %0 = nn.broadcast %x dims [2] : tensor<4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @broadcast_dims_sorted(%x: tensor<4xf32>) -> tensor<3x4x5xf32> {
+  // expected-error@+1 {{'nn.broadcast' op dimension must be sorted and distinct, got [2, 0]}}
+  %0 = nn.broadcast %x dims [2, 0] : tensor<4xf32> -> tensor<3x4x5xf32>
+  return %0 : tensor<3x4x5xf32>
+}
+
+// -----
+
+func.func @broadcast_kept_shape(%x: tensor<4xf32>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{'nn.broadcast' op input shape [4] does not match the result [4, 3] without the new dimensions [0]}}
+  %0 = nn.broadcast %x dims [0] : tensor<4xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @broadcast_element_type(%x: tensor<4xf16>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.broadcast' op operand element type 'f16' does not match result element type 'f32'}}
+  %0 = nn.broadcast %x dims [0] : tensor<4xf16> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reduce_sum_dim_range(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'nn.reduce_sum' op dimension 2 is out of range for rank 2}}
+  %0 = nn.reduce_sum %x dims [2] : tensor<3x4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @reduce_mean_dim_negative(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'nn.reduce_mean' op dimension -1 is out of range for rank 2}}
+  %0 = nn.reduce_mean %x dims [-1] : tensor<3x4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @reduce_max_dims_distinct(%x: tensor<3x4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.reduce_max' op dimension must be sorted and distinct, got [0, 0]}}
+  %0 = nn.reduce_max %x dims [0, 0] : tensor<3x4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_sum_result_shape(%x: tensor<3x4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.reduce_sum' op result shape [4] does not match the expected shape [3]}}
+  %0 = nn.reduce_sum %x dims [1] : tensor<3x4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_mean_keepdim(%x: tensor<3x4xf32>) -> tensor<3x1xf32> {
+  // expected-error@+1 {{'nn.reduce_mean' op result shape [3, 1] does not match the expected shape [3]}}
+  %0 = nn.reduce_mean %x dims [1] : tensor<3x4xf32> -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+func.func @reduce_max_element_type(%x: tensor<3x4xf32>) -> tensor<3xf16> {
+  // expected-error@+1 {{'nn.reduce_max' op operand element type 'f32' does not match result element type 'f16'}}
+  %0 = nn.reduce_max %x dims [1] : tensor<3x4xf32> -> tensor<3xf16>
+  return %0 : tensor<3xf16>
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mse_shape(%p: tensor<10x1xf32>, %t: tensor<10xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.mse_loss' op prediction shape [10, 1] does not match target shape [10]}}
+  %0 = nn.mse_loss %p, %t : tensor<10x1xf32>, tensor<10xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_batch_rank_high(%p: tensor<10x1xf32>, %t: tensor<10x1xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.mse_loss' op batch_rank 3 is out of range [0, 2]}}
+  %0 = nn.mse_loss %p, %t {batch_rank = 3 : i64} : tensor<10x1xf32>, tensor<10x1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_batch_rank_negative(%p: tensor<10x1xf32>, %t: tensor<10x1xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.mse_loss' op batch_rank -1 is out of range [0, 2]}}
+  %0 = nn.mse_loss %p, %t {batch_rank = -1 : i64} : tensor<10x1xf32>, tensor<10x1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_result_shape(%p: tensor<8x10x1xf32>, %t: tensor<8x10x1xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.mse_loss' op result shape [] does not match the expected shape [8]}}
+  %0 = nn.mse_loss %p, %t {batch_rank = 1 : i64} : tensor<8x10x1xf32>, tensor<8x10x1xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_element_type(%p: tensor<10x1xf32>, %t: tensor<10x1xf64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.mse_loss' op operand element type 'f64' does not match result element type 'f32'}}
+  %0 = nn.mse_loss %p, %t : tensor<10x1xf32>, tensor<10x1xf64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_labels_shape(%l: tensor<25x5xf32>, %y: tensor<5xi64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.cross_entropy_loss' op labels shape [5] is not the logits shape [25, 5] without its class dimension}}
+  %0 = nn.cross_entropy_loss %l, %y : tensor<25x5xf32>, tensor<5xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_rank0_logits(%l: tensor<f32>, %y: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.cross_entropy_loss' op labels shape [] is not the logits shape [] without its class dimension}}
+  %0 = nn.cross_entropy_loss %l, %y : tensor<f32>, tensor<i64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_batch_rank(%l: tensor<4x25x5xf32>, %y: tensor<4x25xi64>) -> tensor<4x25x5xf32> {
+  // expected-error@+1 {{'nn.cross_entropy_loss' op batch_rank 3 is out of range [0, 2]}}
+  %0 = nn.cross_entropy_loss %l, %y {batch_rank = 3 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<4x25x5xf32>
+  return %0 : tensor<4x25x5xf32>
+}
+
+// -----
+
+func.func @cross_entropy_result_shape(%l: tensor<4x25x5xf32>, %y: tensor<4x25xi64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.cross_entropy_loss' op result shape [] does not match the expected shape [4]}}
+  %0 = nn.cross_entropy_loss %l, %y {batch_rank = 1 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_element_type(%l: tensor<25x5xf16>, %y: tensor<25xi64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.cross_entropy_loss' op operand element type 'f16' does not match result element type 'f32'}}
+  %0 = nn.cross_entropy_loss %l, %y : tensor<25x5xf16>, tensor<25xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
