@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.metac_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.metac_src_root, "examples")))
 config.substitutions.append(("%metac_src", config.metac_src_root))
+config.substitutions.append(("%metac_obj", config.metac_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

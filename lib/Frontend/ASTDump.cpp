@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 using namespace metac::frontend;
 
@@ -86,7 +87,12 @@ private:
   void dump(const Expr &expr) {
     llvm::TypeSwitch<const Expr *>(&expr)
         .Case([&](const NumberExpr *e) {
-          line() << "Number " << e->value << ' ' << loc(e->getLoc()) << '\n';
+          line() << "Number ";
+          if (e->isInteger)
+            os << static_cast<int64_t>(e->value);
+          else
+            os << llvm::format("%g", e->value);
+          os << ' ' << loc(e->getLoc()) << '\n';
         })
         .Case([&](const StringExpr *e) {
           line() << "String \"" << e->value << "\" " << loc(e->getLoc())
@@ -145,7 +151,8 @@ private:
       line() << "Integer " << value.intValue << ' ' << loc(value.loc) << '\n';
       return;
     case ConfigValue::Kind::Float:
-      line() << "Float " << value.floatValue << ' ' << loc(value.loc) << '\n';
+      line() << "Float " << llvm::format("%g", value.floatValue) << ' '
+             << loc(value.loc) << '\n';
       return;
     case ConfigValue::Kind::String:
       line() << "String \"" << value.text << "\" " << loc(value.loc) << '\n';
