@@ -14,6 +14,12 @@ func.func private @f() attributes {
 
 // -----
 
+// Any task distribution that gives ways has at least two.
+// expected-error@+1 {{'meta.tasks' op expects ways >= 2, got 1}}
+meta.tasks @ep "episodes" support 4 query 4 ways 1 : tensor<3xf32> -> tensor<i64> config {}
+
+// -----
+
 func.func private @f() attributes {
   // expected-error@+1 {{maml expects inner_lr > 0, got -1.000000e-02}}
   a = #meta.maml<steps = 1, inner_lr = -0.01, order = 2>
@@ -29,14 +35,16 @@ func.func private @f() attributes {
 // -----
 
 func.func private @f() attributes {
-  // expected-error@+1 {{struct is missing required parameter: order}}
+  // expected-error@+1 {{expected ','}}
   a = #meta.maml<steps = 1, inner_lr = 0.1>
 }
 
 // -----
 
 func.func private @f() attributes {
-  // expected-error@+1 {{unexpected decimal integer literal for a floating point value}}
+  // expected-error@+3 {{unexpected decimal integer literal for a floating point value}}
+  // expected-note@+2 {{add a trailing dot to make the literal a float}}
+  // expected-error@+1 {{failed to parse Meta_MAMLAttr parameter 'inner_lr'}}
   a = #meta.maml<steps = 1, inner_lr = 1, order = 2>
 }
 
@@ -122,7 +130,7 @@ func.func private @f() attributes {
 // -----
 
 func.func private @f() attributes {
-  // expected-error@+2 {{expected squared_euclidean}}
+  // expected-error@+2 {{expected ::metac::meta::Distance to be one of: squared_euclidean}}
   // expected-error@+1 {{failed to parse Meta_ProtoNetAttr parameter 'distance'}}
   a = #meta.protonet<distance = cosine>
 }
@@ -307,7 +315,7 @@ func.func private @f() attributes {
 // -----
 
 func.func private @f() attributes {
-  // expected-error@+2 {{invalid micro-batch schedule of pipeline stages specification: zb}}
+  // expected-error@+2 {{expected ::metac::meta::PipelineSchedule to be one of: gpipe, 1f1b}}
   // expected-error@+1 {{failed to parse Meta_PlanAttr parameter 'schedule'}}
   a = #meta.plan<task = 1, data = 1, tensor = 1, pipeline = 1, micro_batches = 1, schedule = zb>
 }
@@ -319,7 +327,7 @@ func.func private @f() attributes {
 // -----
 
 func.func private @f() attributes {
-  // expected-error@+2 {{expected one of [mse, cross_entropy] for task loss, got: l1}}
+  // expected-error@+2 {{expected ::metac::meta::LossKind to be one of: mse, cross_entropy}}
   // expected-error@+1 {{failed to parse Meta_LossAttr parameter 'value'}}
   a = #meta.loss<l1>
 }
@@ -1117,10 +1125,23 @@ func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
+// meta.adapt does not constrain the yielded type itself: meta.yield does.
 func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
-  %v, %g = meta.grad(%w) : (tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  %a = meta.adapt(%w) steps 1 inner_lr 0.1 order 2 : (tensor<3xf32>) -> tensor<3xf32> {
   ^bb0(%p: tensor<3xf32>):
     // expected-error@+1 {{'meta.yield' op operand #0 must be 0-d float tensor, but got 'tensor<3xf32>'}}
+    meta.yield %p : tensor<3xf32>
+  }
+  return %a : tensor<3xf32>
+}
+
+// -----
+
+// In meta.grad the value type is checked against the yielded type first.
+func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'meta.grad' op value type 'tensor<f32>' does not match the yielded loss type 'tensor<3xf32>'}}
+  %v, %g = meta.grad(%w) : (tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  ^bb0(%p: tensor<3xf32>):
     meta.yield %p : tensor<3xf32>
   }
   return %g : tensor<3xf32>
@@ -1273,8 +1294,7 @@ func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf64>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op expects one gradient of each parameter's type}}
   %p = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
-      params(%w) grads(%g) state() {resultSegmentSizes = array<i32: 1, 0>}
-      : (tensor<3xf32>, tensor<3xf64>) -> tensor<3xf32>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf64>) state()
   return %p : tensor<3xf32>
 }
 
@@ -1283,39 +1303,18 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf64>) -> tensor<3xf32> {
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op expects one gradient of each parameter's type}}
   %p = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
-      params(%w) grads(%g, %g) state() {resultSegmentSizes = array<i32: 1, 0>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      params(%w : tensor<3xf32>) grads(%g, %g : tensor<3xf32>, tensor<3xf32>) state()
   return %p : tensor<3xf32>
 }
 
 // -----
 
+// The result types are inferred from the parameters and the state.
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<2xf32> {
-  // expected-error@+1 {{'meta.outer_step' op new parameters must have the parameters' types}}
-  %p = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
-      params(%w) grads(%g) state() {resultSegmentSizes = array<i32: 1, 0>}
-      : (tensor<3xf32>, tensor<3xf32>) -> tensor<2xf32>
+  // expected-error@+2 {{'meta.outer_step' op failed to infer returned types}}
+  // expected-error@+1 {{'meta.outer_step' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  %p = "meta.outer_step"(%w, %g) <{optimizer = #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<3xf32>, tensor<3xf32>) -> tensor<2xf32>
   return %p : tensor<2xf32>
-}
-
-// -----
-
-func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %m: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error@+1 {{'meta.outer_step' op new state must have the state's types}}
-  %p, %s = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.9, weight_decay = 0.0>
-      params(%w) grads(%g) state(%m) {resultSegmentSizes = array<i32: 1, 1>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf16>)
-  return %p : tensor<3xf32>
-}
-
-// -----
-
-// Without an explicit result segmentation, every result counts as state.
-func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error@+1 {{'meta.outer_step' op result count (1) does not match with the total size (0) specified in attribute 'resultSegmentSizes'}}
-  %p = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
-      params(%w) grads(%g) state() : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-  return %p : tensor<3xf32>
 }
 
 // -----
@@ -1323,8 +1322,7 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
 func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tensor<2xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op optimizer #meta.sgd<lr = 1.000000e-01, momentum = 9.000000e-01, weight_decay = 0.000000e+00> expects 2 state tensors for 2 parameters, got 0}}
   %p:2 = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.9, weight_decay = 0.0>
-      params(%w, %b) grads(%gw, %gb) state() {resultSegmentSizes = array<i32: 2, 0>}
-      : (tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>) -> (tensor<3xf32>, tensor<2xf32>)
+      params(%w, %b : tensor<3xf32>, tensor<2xf32>) grads(%gw, %gb : tensor<3xf32>, tensor<2xf32>) state()
   return %p#0 : tensor<3xf32>
 }
 
@@ -1332,10 +1330,9 @@ func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tens
 
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %m: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op optimizer #meta.sgd<lr = 1.000000e-01, momentum = 0.000000e+00, weight_decay = 0.000000e+00> expects 0 state tensors for 1 parameters, got 1}}
-  %p, %s = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
-      params(%w) grads(%g) state(%m) {resultSegmentSizes = array<i32: 1, 1>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
-  return %p : tensor<3xf32>
+  %p:2 = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state(%m : tensor<3xf32>)
+  return %p#0 : tensor<3xf32>
 }
 
 // -----
@@ -1343,19 +1340,17 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %m: tensor<3xf32>) -> tensor<
 // Adam without its step count.
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op optimizer #meta.adam<lr = 1.000000e-03, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00> expects 3 state tensors for 1 parameters, got 2}}
-  %p, %s:2 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
-      params(%w) grads(%g) state(%m, %v) {resultSegmentSizes = array<i32: 1, 2>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
-  return %p : tensor<3xf32>
+  %p:3 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state(%m, %v : tensor<3xf32>, tensor<3xf32>)
+  return %p#0 : tensor<3xf32>
 }
 
 // -----
 
 func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tensor<2xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op state tensor 1 must have the type of parameter 1}}
-  %p:2, %s:2 = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.9, weight_decay = 0.0>
-      params(%w, %b) grads(%gw, %gb) state(%gw, %gw) {resultSegmentSizes = array<i32: 2, 2>}
-      : (tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<3xf32>)
+  %p:4 = meta.outer_step #meta.sgd<lr = 0.1, momentum = 0.9, weight_decay = 0.0>
+      params(%w, %b : tensor<3xf32>, tensor<2xf32>) grads(%gw, %gb : tensor<3xf32>, tensor<2xf32>) state(%gw, %gw : tensor<3xf32>, tensor<3xf32>)
   return %p#0 : tensor<3xf32>
 }
 
@@ -1364,10 +1359,8 @@ func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tens
 // The second moments (state 2 and 3) come after the first moments.
 func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tensor<2xf32>, %n: tensor<i64>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op state tensor 2 must have the type of parameter 0}}
-  %p:2, %s:5 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01>
-      params(%w, %b) grads(%gw, %gb) state(%gw, %gb, %gb, %gw, %n) {resultSegmentSizes = array<i32: 2, 5>}
-      : (tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>, tensor<i64>)
-      -> (tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>, tensor<i64>)
+  %p:7 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01>
+      params(%w, %b : tensor<3xf32>, tensor<2xf32>) grads(%gw, %gb : tensor<3xf32>, tensor<2xf32>) state(%gw, %gb, %gb, %gw, %n : tensor<3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>, tensor<i64>)
   return %p#0 : tensor<3xf32>
 }
 
@@ -1375,20 +1368,18 @@ func.func @f(%w: tensor<3xf32>, %b: tensor<2xf32>, %gw: tensor<3xf32>, %gb: tens
 
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %n: tensor<i32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op the last state tensor is the step count and must be tensor<i64>}}
-  %p, %s:3 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
-      params(%w) grads(%g) state(%g, %g, %n) {resultSegmentSizes = array<i32: 1, 3>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<i32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<i32>)
-  return %p : tensor<3xf32>
+  %p:4 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state(%g, %g, %n : tensor<3xf32>, tensor<3xf32>, tensor<i32>)
+  return %p#0 : tensor<3xf32>
 }
 
 // -----
 
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %n: tensor<1xi64>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op the last state tensor is the step count and must be tensor<i64>}}
-  %p, %s:3 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
-      params(%w) grads(%g) state(%g, %g, %n) {resultSegmentSizes = array<i32: 1, 3>}
-      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1xi64>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1xi64>)
-  return %p : tensor<3xf32>
+  %p:4 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state(%g, %g, %n : tensor<3xf32>, tensor<3xf32>, tensor<1xi64>)
+  return %p#0 : tensor<3xf32>
 }
 
 // -----
@@ -1396,7 +1387,6 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>, %n: tensor<1xi64>) -> tensor<
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'meta.outer_step' op attribute 'optimizer' failed to satisfy constraint}}
   %p = meta.outer_step #meta.maml<steps = 1, inner_lr = 0.1, order = 1>
-      params(%w) grads(%g) state() {resultSegmentSizes = array<i32: 1, 0>}
-      : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state()
   return %p : tensor<3xf32>
 }

@@ -374,73 +374,73 @@ func.func @adapt_with_grad(%w: tensor<2xf32>) -> tensor<2xf32> {
 // meta.outer_step
 //===----------------------------------------------------------------------===//
 
-// SGD without momentum: no state.
+// SGD without momentum: no state. Result types are inferred (the new
+// parameters, then the new state).
 // CHECK-LABEL: func.func @outer_step_sgd
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4xf32>, %[[GW:.*]]: tensor<4x3xf32>, %[[GB:.*]]: tensor<4xf32>)
-// CHECK: %[[P:.*]]:2 = meta.outer_step #meta.sgd<lr = 1.000000e-02, momentum = 0.000000e+00, weight_decay = 0.000000e+00> params(%[[W]], %[[B]]) grads(%[[GW]], %[[GB]]) state() {resultSegmentSizes = array<i32: 2, 0>} : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4xf32>)
+// CHECK: %[[P:.*]]:2 = meta.outer_step #meta.sgd<lr = 1.000000e-02, momentum = 0.000000e+00, weight_decay = 0.000000e+00> params(%[[W]], %[[B]] : tensor<4x3xf32>, tensor<4xf32>) grads(%[[GW]], %[[GB]] : tensor<4x3xf32>, tensor<4xf32>) state(){{$}}
 // CHECK: return %[[P]]#0, %[[P]]#1
 func.func @outer_step_sgd(%w: tensor<4x3xf32>, %b: tensor<4xf32>, %gw: tensor<4x3xf32>,
                           %gb: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4xf32>) {
   %p:2 = meta.outer_step #meta.sgd<lr = 0.01, momentum = 0.0, weight_decay = 0.0>
-      params(%w, %b) grads(%gw, %gb) state() {resultSegmentSizes = array<i32: 2, 0>}
-      : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4xf32>)
+      params(%w, %b : tensor<4x3xf32>, tensor<4xf32>)
+      grads(%gw, %gb : tensor<4x3xf32>, tensor<4xf32>) state()
   return %p#0, %p#1 : tensor<4x3xf32>, tensor<4xf32>
 }
 
 // SGD with momentum: one buffer per parameter.
 // CHECK-LABEL: func.func @outer_step_sgd_momentum
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4xf32>, %[[GW:.*]]: tensor<4x3xf32>, %[[GB:.*]]: tensor<4xf32>, %[[MW:.*]]: tensor<4x3xf32>, %[[MB:.*]]: tensor<4xf32>)
-// CHECK: %[[P:.*]]:2, %[[S:.*]]:2 = meta.outer_step #meta.sgd<lr = 1.000000e-02, momentum = 9.000000e-01, weight_decay = 5.000000e-04> params(%[[W]], %[[B]]) grads(%[[GW]], %[[GB]]) state(%[[MW]], %[[MB]]) {resultSegmentSizes = array<i32: 2, 2>} : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>)
-// CHECK: return %[[P]]#0, %[[P]]#1, %[[S]]#0, %[[S]]#1
+// CHECK: %[[R:.*]]:4 = meta.outer_step #meta.sgd<lr = 1.000000e-02, momentum = 9.000000e-01, weight_decay = 5.000000e-04> params(%[[W]], %[[B]] : tensor<4x3xf32>, tensor<4xf32>) grads(%[[GW]], %[[GB]] : tensor<4x3xf32>, tensor<4xf32>) state(%[[MW]], %[[MB]] : tensor<4x3xf32>, tensor<4xf32>)
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3
 func.func @outer_step_sgd_momentum(%w: tensor<4x3xf32>, %b: tensor<4xf32>,
                                    %gw: tensor<4x3xf32>, %gb: tensor<4xf32>,
                                    %mw: tensor<4x3xf32>, %mb: tensor<4xf32>)
     -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>) {
-  %p:2, %s:2 = meta.outer_step #meta.sgd<lr = 0.01, momentum = 0.9, weight_decay = 5.0e-4>
-      params(%w, %b) grads(%gw, %gb) state(%mw, %mb) {resultSegmentSizes = array<i32: 2, 2>}
-      : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>)
-      -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>)
-  return %p#0, %p#1, %s#0, %s#1 : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>
+  %r:4 = meta.outer_step #meta.sgd<lr = 0.01, momentum = 0.9, weight_decay = 5.0e-4>
+      params(%w, %b : tensor<4x3xf32>, tensor<4xf32>)
+      grads(%gw, %gb : tensor<4x3xf32>, tensor<4xf32>)
+      state(%mw, %mb : tensor<4x3xf32>, tensor<4xf32>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>
 }
 
 // Adam: first moments, second moments, then the tensor<i64> step count.
 // CHECK-LABEL: func.func @outer_step_adam
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4xf32>, %[[GW:.*]]: tensor<4x3xf32>, %[[GB:.*]]: tensor<4xf32>, %[[MW:.*]]: tensor<4x3xf32>, %[[MB:.*]]: tensor<4xf32>, %[[VW:.*]]: tensor<4x3xf32>, %[[VB:.*]]: tensor<4xf32>, %[[N:.*]]: tensor<i64>)
-// CHECK: %[[P:.*]]:2, %[[S:.*]]:5 = meta.outer_step #meta.adam<lr = 1.000000e-03, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00> params(%[[W]], %[[B]]) grads(%[[GW]], %[[GB]]) state(%[[MW]], %[[MB]], %[[VW]], %[[VB]], %[[N]]) {resultSegmentSizes = array<i32: 2, 5>} : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>)
-// CHECK: return %[[P]]#0, %[[P]]#1, %[[S]]#4
+// CHECK: %[[R:.*]]:7 = meta.outer_step #meta.adam<lr = 1.000000e-03, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 0.000000e+00> params(%[[W]], %[[B]] : tensor<4x3xf32>, tensor<4xf32>) grads(%[[GW]], %[[GB]] : tensor<4x3xf32>, tensor<4xf32>) state(%[[MW]], %[[MB]], %[[VW]], %[[VB]], %[[N]] : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>)
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#6
 func.func @outer_step_adam(%w: tensor<4x3xf32>, %b: tensor<4xf32>,
                            %gw: tensor<4x3xf32>, %gb: tensor<4xf32>,
                            %mw: tensor<4x3xf32>, %mb: tensor<4xf32>,
                            %vw: tensor<4x3xf32>, %vb: tensor<4xf32>,
                            %n: tensor<i64>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<i64>) {
-  %p:2, %s:5 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
-      params(%w, %b) grads(%gw, %gb) state(%mw, %mb, %vw, %vb, %n) {resultSegmentSizes = array<i32: 2, 5>}
-      : (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>)
-      -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>)
-  return %p#0, %p#1, %s#4 : tensor<4x3xf32>, tensor<4xf32>, tensor<i64>
+  %r:7 = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
+      params(%w, %b : tensor<4x3xf32>, tensor<4xf32>)
+      grads(%gw, %gb : tensor<4x3xf32>, tensor<4xf32>)
+      state(%mw, %mb, %vw, %vb, %n : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>, tensor<4xf32>, tensor<i64>)
+  return %r#0, %r#1, %r#6 : tensor<4x3xf32>, tensor<4xf32>, tensor<i64>
 }
 
 // AdamW, one f16 parameter.
 // CHECK-LABEL: func.func @outer_step_adamw
 // CHECK-SAME: (%[[W:.*]]: tensor<8xf16>, %[[G:.*]]: tensor<8xf16>, %[[M:.*]]: tensor<8xf16>, %[[V:.*]]: tensor<8xf16>, %[[N:.*]]: tensor<i64>)
-// CHECK: %[[P:.*]], %[[S:.*]]:3 = meta.outer_step #meta.adamw<lr = 1.000000e-03, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 1.000000e-02> params(%[[W]]) grads(%[[G]]) state(%[[M]], %[[V]], %[[N]]) {resultSegmentSizes = array<i32: 1, 3>} : (tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>) -> (tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>)
-// CHECK: return %[[P]], %[[S]]#0, %[[S]]#1, %[[S]]#2
+// CHECK: %[[R:.*]]:4 = meta.outer_step #meta.adamw<lr = 1.000000e-03, beta1 = 9.000000e-01, beta2 = 0.99899999999999999, eps = 1.000000e-08, weight_decay = 1.000000e-02> params(%[[W]] : tensor<8xf16>) grads(%[[G]] : tensor<8xf16>) state(%[[M]], %[[V]], %[[N]] : tensor<8xf16>, tensor<8xf16>, tensor<i64>)
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3
 func.func @outer_step_adamw(%w: tensor<8xf16>, %g: tensor<8xf16>, %m: tensor<8xf16>,
                             %v: tensor<8xf16>, %n: tensor<i64>)
     -> (tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>) {
-  %p, %s:3 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01>
-      params(%w) grads(%g) state(%m, %v, %n) {resultSegmentSizes = array<i32: 1, 3>}
-      : (tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>)
-      -> (tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>)
-  return %p, %s#0, %s#1, %s#2 : tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>
+  %r:4 = meta.outer_step #meta.adamw<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01>
+      params(%w : tensor<8xf16>) grads(%g : tensor<8xf16>)
+      state(%m, %v, %n : tensor<8xf16>, tensor<8xf16>, tensor<i64>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<8xf16>, tensor<8xf16>, tensor<8xf16>, tensor<i64>
 }
 
 // Adam with no parameters still carries its step count.
 // CHECK-LABEL: func.func @outer_step_adam_empty
-// CHECK: %[[S:.*]] = meta.outer_step #meta.adam<{{.*}}> params() grads() state(%{{.*}}) {resultSegmentSizes = array<i32: 0, 1>} : (tensor<i64>) -> tensor<i64>
+// CHECK: %[[S:.*]] = meta.outer_step #meta.adam<{{.*}}> params() grads() state(%{{.*}} : tensor<i64>)
 func.func @outer_step_adam_empty(%n: tensor<i64>) -> tensor<i64> {
   %s = meta.outer_step #meta.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0>
-      params() grads() state(%n) {resultSegmentSizes = array<i32: 0, 1>} : (tensor<i64>) -> tensor<i64>
+      params() grads() state(%n : tensor<i64>)
   return %s : tensor<i64>
 }
 
@@ -458,7 +458,7 @@ func.func @outer_step_adam_empty(%n: tensor<i64>) -> tensor<i64> {
 // CHECK: nn.linear %[[QX]]
 // CHECK: nn.mse_loss %{{.*}}, %[[QY]]
 // CHECK: meta.yield
-// CHECK: %[[P:.*]]:4 = meta.outer_step #meta.sgd<{{.*}}> params(%{{.*}}) grads(%[[G]]#0, %[[G]]#1, %[[G]]#2, %[[G]]#3) state()
+// CHECK: %[[P:.*]]:4 = meta.outer_step #meta.sgd<{{.*}}> params(%{{.*}}) grads(%[[G]]#0, %[[G]]#1, %[[G]]#2, %[[G]]#3 : {{.*}}) state()
 func.func @maml_step(%w1: tensor<40x1xf32>, %b1: tensor<40xf32>,
                      %w2: tensor<1x40xf32>, %b2: tensor<1xf32>)
     -> (tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>) {
@@ -480,9 +480,8 @@ func.func @maml_step(%w1: tensor<40x1xf32>, %b1: tensor<40xf32>,
     meta.yield %l : tensor<f32>
   }
   %p:4 = meta.outer_step #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
-      params(%w1, %b1, %w2, %b2) grads(%g#0, %g#1, %g#2, %g#3) state() {resultSegmentSizes = array<i32: 4, 0>}
-      : (tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>, tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>)
-      -> (tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>)
+      params(%w1, %b1, %w2, %b2 : tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>)
+      grads(%g#0, %g#1, %g#2, %g#3 : tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>) state()
   return %p#0, %p#1, %p#2, %p#3 : tensor<40x1xf32>, tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32>
 }
 

@@ -30,8 +30,8 @@ LogicalResult TasksOp::verify() {
     return emitOpError("expects support and query sizes >= 1, got ")
            << support << " and " << query;
   auto target = cast<RankedTensorType>(getTargetType());
+  int64_t ways = getWaysAttr() ? getWaysAttr().getInt() : 0;
   if (kind == "fashion_mnist" || kind == "image_folder") {
-    int64_t ways = getWaysAttr() ? getWaysAttr().getInt() : 0;
     if (ways < 2)
       return emitOpError("classification tasks expect ways >= 2");
     if (target.getRank() != 0 || !isa<IntegerType>(target.getElementType()))
@@ -42,6 +42,8 @@ LogicalResult TasksOp::verify() {
       return emitOpError("support and query sizes must be multiples of ways "
                          "(")
              << ways << ")";
+  } else if (getWaysAttr() && ways < 2) {
+    return emitOpError("expects ways >= 2, got ") << ways;
   }
   return success();
 }
@@ -282,13 +284,19 @@ LogicalResult AdaptOp::verify() {
 // meta.outer_step
 //===----------------------------------------------------------------------===//
 
+LogicalResult OuterStepOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  OuterStepOp::Adaptor adaptor(operands, attributes, properties, regions);
+  llvm::append_range(inferred, adaptor.getParams().getTypes());
+  llvm::append_range(inferred, adaptor.getState().getTypes());
+  return success();
+}
+
 LogicalResult OuterStepOp::verify() {
   if (getGrads().getTypes() != getParams().getTypes())
     return emitOpError("expects one gradient of each parameter's type");
-  if (getNewParams().getTypes() != getParams().getTypes())
-    return emitOpError("new parameters must have the parameters' types");
-  if (getNewState().getTypes() != getState().getTypes())
-    return emitOpError("new state must have the state's types");
   OptimizerStateLayout layout = getOptimizerStateLayout(getOptimizer());
   size_t n = getParams().size();
   size_t expected = layout.perParam * n + (layout.stepCounter ? 1 : 0);

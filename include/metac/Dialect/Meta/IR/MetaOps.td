@@ -9,6 +9,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Meta_ScalarLoss : Type<
     And<[RankedTensorOf<[F16, BF16, F32, F64]>.predicate,
@@ -191,25 +192,42 @@ def Meta_YieldOp : Meta_Op<"yield", [Pure, Terminator, ReturnLike,
 }
 
 def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
-    AttrSizedResultSegments]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "one step of the outer optimizer";
   let description = [{
     Applies `optimizer` to `params` with `grads` and the optimizer's `state`,
-    returning the new parameters and state. The state is empty for SGD
-    without momentum, one buffer per parameter for SGD with momentum, and
-    `m...`, `v...` and a `tensor<i64>` step count for Adam and AdamW.
+    returning the new parameters followed by the new state (same types). The
+    state is empty for SGD without momentum, one buffer per parameter for SGD
+    with momentum, and `m...`, `v...` and a `tensor<i64>` step count for Adam
+    and AdamW.
+
+    ```mlir
+    %p:2 = meta.outer_step #meta.sgd<lr = 1.0, momentum = 0.0, weight_decay = 0.0>
+        params(%w, %b : tensor<4x3xf32>, tensor<4xf32>)
+        grads(%gw, %gb : tensor<4x3xf32>, tensor<4xf32>) state()
+    ```
   }];
   let arguments = (ins Meta_OptimizerAttr:$optimizer,
                        Variadic<Meta_StaticTensor>:$params,
                        Variadic<Meta_StaticTensor>:$grads,
                        Variadic<Meta_StaticTensor>:$state);
-  let results = (outs Variadic<Meta_StaticTensor>:$new_params,
-                      Variadic<Meta_StaticTensor>:$new_state);
+  let results = (outs Variadic<Meta_StaticTensor>:$results);
   let assemblyFormat = [{
-    $optimizer `params` `(` $params `)` `grads` `(` $grads `)` `state` `(`
-    $state `)` attr-dict `:` functional-type(operands, results)
+    $optimizer `params` `(` ($params^ `:` type($params))? `)` `grads` `(`
+    ($grads^ `:` type($grads))? `)` `state` `(` ($state^ `:` type($state))? `)`
+    attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The updated parameters (the leading results).
+    ::mlir::ResultRange getNewParams() {
+      return getResults().take_front(getParams().size());
+    }
+    /// The updated optimizer state (the trailing results).
+    ::mlir::ResultRange getNewState() {
+      return getResults().drop_front(getParams().size());
+    }
+  }];
 }
 
 #endif // METAC_DIALECT_META_IR_METAOPS_TD
