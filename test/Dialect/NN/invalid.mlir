@@ -938,3 +938,115 @@ func.func @cross_entropy_element_type(%l: tensor<25x5xf16>, %y: tensor<25xi64>) 
   %0 = nn.cross_entropy_loss %l, %y : tensor<25x5xf16>, tensor<25xi64> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @conv2d_backward_input_grad_shape(%w: tensor<8x3x3x3xf32>, %g: tensor<2x8x5x4xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error@+1 {{'nn.conv2d_backward_input' op gradient shape [2, 8, 5, 4] does not match the expected shape [2, 8, 4, 4]}}
+  %0 = nn.conv2d_backward_input %g, %w stride [2, 2] padding [1, 1] : tensor<2x8x5x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x3x8x8xf32>
+  return %0 : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+func.func @conv2d_backward_input_channels(%w: tensor<8x3x3x3xf32>, %g: tensor<2x8x4x4xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error@+1 {{'nn.conv2d_backward_input' op input channels 4 do not match the weight's in-channels 3 (input [2, 4, 8, 8], weight [8, 3, 3, 3])}}
+  %0 = nn.conv2d_backward_input %g, %w stride [2, 2] padding [1, 1] : tensor<2x8x4x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv2d_backward_weight_grad_shape(%x: tensor<2x3x8x8xf32>, %g: tensor<2x8x8x8xf32>) -> tensor<8x3x3x3xf32> {
+  // expected-error@+1 {{'nn.conv2d_backward_weight' op gradient shape [2, 8, 8, 8] does not match the expected shape [2, 8, 4, 4]}}
+  %0 = nn.conv2d_backward_weight %x, %g stride [2, 2] padding [1, 1] : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> -> tensor<8x3x3x3xf32>
+  return %0 : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+func.func @conv2d_backward_weight_element(%x: tensor<2x3x8x8xf32>, %g: tensor<2x8x4x4xf64>) -> tensor<8x3x3x3xf32> {
+  // expected-error@+1 {{'nn.conv2d_backward_weight' op operand element type 'f64' does not match result element type 'f32'}}
+  %0 = nn.conv2d_backward_weight %x, %g stride [2, 2] padding [1, 1] : tensor<2x3x8x8xf32>, tensor<2x8x4x4xf64> -> tensor<8x3x3x3xf32>
+  return %0 : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+func.func @max_pool2d_backward_grad(%x: tensor<3x4x4xf32>, %g: tensor<3x4x4xf32>) -> tensor<3x4x4xf32> {
+  // expected-error@+1 {{'nn.max_pool2d_backward' op gradient shape [3, 4, 4] does not match the expected shape [3, 2, 2]}}
+  %0 = nn.max_pool2d_backward %x, %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x4x4xf32> -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool2d_backward_result(%x: tensor<3x4x4xf32>, %g: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
+  // expected-error@+1 {{'nn.max_pool2d_backward' op result shape [3, 2, 2] does not match the expected shape [3, 4, 4]}}
+  %0 = nn.max_pool2d_backward %x, %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x2x2xf32> -> tensor<3x2x2xf32>
+  return %0 : tensor<3x2x2xf32>
+}
+
+// -----
+
+func.func @max_pool2d_gather_source(%x: tensor<3x4x4xf32>, %s: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
+  // expected-error@+1 {{'nn.max_pool2d_gather' op source shape [3, 2, 2] does not match the expected shape [3, 4, 4]}}
+  %0 = nn.max_pool2d_gather %x, %s kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x2x2xf32> -> tensor<3x2x2xf32>
+  return %0 : tensor<3x2x2xf32>
+}
+
+// -----
+
+func.func @max_pool2d_gather_result(%x: tensor<3x4x4xf32>) -> tensor<3x4x4xf32> {
+  // expected-error@+1 {{'nn.max_pool2d_gather' op result shape [3, 4, 4] does not match the expected shape [3, 2, 2]}}
+  %0 = nn.max_pool2d_gather %x, %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x4x4xf32> -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
+
+// -----
+
+func.func @avg_pool2d_backward_grad(%g: tensor<3x3x3xf32>) -> tensor<3x4x4xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d_backward' op gradient shape [3, 3, 3] does not match the expected shape [3, 2, 2]}}
+  %0 = nn.avg_pool2d_backward %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x3x3xf32> -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
+
+// -----
+
+func.func @avg_pool2d_backward_rank(%g: tensor<2x2xf32>) -> tensor<4x4xf32> {
+  // expected-error@+1 {{'nn.avg_pool2d_backward' op expects an input of rank >= 3 ([..., C, H, W]), got [4, 4]}}
+  %0 = nn.avg_pool2d_backward %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<2x2xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @embedding_backward_grad(%ids: tensor<7xi64>, %g: tensor<7x8xf32>) -> tensor<100x16xf32> {
+  // expected-error@+1 {{'nn.embedding_backward' op gradient shape [7, 8] does not match the expected shape [7, 16]}}
+  %0 = nn.embedding_backward %ids, %g : tensor<7xi64>, tensor<7x8xf32> -> tensor<100x16xf32>
+  return %0 : tensor<100x16xf32>
+}
+
+// -----
+
+func.func @embedding_backward_prefix(%ids: tensor<2x7xi64>, %g: tensor<2x7x16xf32>) -> tensor<3x100x16xf32> {
+  // expected-error@+1 {{'nn.embedding_backward' op table batch dimensions [3] are not a prefix of the input's leading dimensions [2, 7]}}
+  %0 = nn.embedding_backward %ids, %g : tensor<2x7xi64>, tensor<2x7x16xf32> -> tensor<3x100x16xf32>
+  return %0 : tensor<3x100x16xf32>
+}
+
+// -----
+
+func.func @one_hot_shape(%labels: tensor<7xi64>) -> tensor<6x5xf32> {
+  // expected-error@+1 {{'nn.one_hot' op result shape [6, 5] is not the labels shape [7] plus a class dimension}}
+  %0 = nn.one_hot %labels : tensor<7xi64> -> tensor<6x5xf32>
+  return %0 : tensor<6x5xf32>
+}
+
+// -----
+
+func.func @one_hot_float_labels(%labels: tensor<7xf32>) -> tensor<7x5xf32> {
+  // expected-error@+1 {{'nn.one_hot' op operand #0 must be statically shaped tensor of i32 or i64}}
+  %0 = nn.one_hot %labels : tensor<7xf32> -> tensor<7x5xf32>
+  return %0 : tensor<7x5xf32>
+}

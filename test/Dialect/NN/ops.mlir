@@ -606,3 +606,52 @@ func.func @mlp(%w1: tensor<40x1xf32>, %b1: tensor<40xf32>, %w2: tensor<1x40xf32>
   %y = nn.linear %a, %w2, %b2 : tensor<40xf32>, tensor<1x40xf32>, tensor<1xf32> -> tensor<1xf32>
   return %y : tensor<1xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Ops that derivatives need
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @stop_gradient
+// CHECK: nn.stop_gradient %{{.*}} : tensor<4x3xf64>
+func.func @stop_gradient(%x: tensor<4x3xf64>) -> tensor<4x3xf64> {
+  %0 = nn.stop_gradient %x : tensor<4x3xf64>
+  return %0 : tensor<4x3xf64>
+}
+
+// CHECK-LABEL: func.func @conv2d_backward
+// CHECK: nn.conv2d_backward_input %[[G:.*]], %[[W:.*]] stride [2, 2] padding [1, 1] : tensor<2x8x4x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x3x8x8xf32>
+// CHECK: nn.conv2d_backward_weight %{{.*}}, %[[G]] stride [2, 2] padding [1, 1] : tensor<2x3x8x8xf32>, tensor<2x8x4x4xf32> -> tensor<8x3x3x3xf32>
+func.func @conv2d_backward(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %g: tensor<2x8x4x4xf32>)
+    -> (tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>) {
+  %dx = nn.conv2d_backward_input %g, %w stride [2, 2] padding [1, 1] : tensor<2x8x4x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x3x8x8xf32>
+  %dw = nn.conv2d_backward_weight %x, %g stride [2, 2] padding [1, 1] : tensor<2x3x8x8xf32>, tensor<2x8x4x4xf32> -> tensor<8x3x3x3xf32>
+  return %dx, %dw : tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>
+}
+
+// Per-task weights: the weight gradient keeps the task dimension.
+// CHECK-LABEL: func.func @conv2d_backward_weight_batched
+// CHECK: nn.conv2d_backward_weight {{.*}} : tensor<4x5x3x6x6xf64>, tensor<4x5x2x6x6xf64> -> tensor<4x2x3x3x3xf64>
+func.func @conv2d_backward_weight_batched(%x: tensor<4x5x3x6x6xf64>, %g: tensor<4x5x2x6x6xf64>) -> tensor<4x2x3x3x3xf64> {
+  %dw = nn.conv2d_backward_weight %x, %g stride [1, 1] padding [1, 1] : tensor<4x5x3x6x6xf64>, tensor<4x5x2x6x6xf64> -> tensor<4x2x3x3x3xf64>
+  return %dw : tensor<4x2x3x3x3xf64>
+}
+
+// CHECK-LABEL: func.func @pool_backward
+// CHECK: nn.max_pool2d_backward %[[X:.*]], %[[G:.*]] kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x2x2xf32> -> tensor<3x4x4xf32>
+// CHECK: nn.max_pool2d_gather %[[X]], %{{.*}} kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x4x4xf32> -> tensor<3x2x2xf32>
+// CHECK: nn.avg_pool2d_backward %[[G]] kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x2x2xf32> -> tensor<3x4x4xf32>
+func.func @pool_backward(%x: tensor<3x4x4xf32>, %g: tensor<3x2x2xf32>) -> (tensor<3x4x4xf32>, tensor<3x2x2xf32>, tensor<3x4x4xf32>) {
+  %dx = nn.max_pool2d_backward %x, %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x2x2xf32> -> tensor<3x4x4xf32>
+  %y = nn.max_pool2d_gather %x, %dx kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x4x4xf32>, tensor<3x4x4xf32> -> tensor<3x2x2xf32>
+  %da = nn.avg_pool2d_backward %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<3x2x2xf32> -> tensor<3x4x4xf32>
+  return %dx, %y, %da : tensor<3x4x4xf32>, tensor<3x2x2xf32>, tensor<3x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @embedding_backward
+// CHECK: nn.embedding_backward %{{.*}}, %{{.*}} : tensor<2x7xi64>, tensor<2x7x16xf32> -> tensor<2x100x16xf32>
+// CHECK: nn.one_hot %{{.*}} : tensor<2x7xi64> -> tensor<2x7x5xf32>
+func.func @embedding_backward(%ids: tensor<2x7xi64>, %g: tensor<2x7x16xf32>) -> (tensor<2x100x16xf32>, tensor<2x7x5xf32>) {
+  %dt = nn.embedding_backward %ids, %g : tensor<2x7xi64>, tensor<2x7x16xf32> -> tensor<2x100x16xf32>
+  %oh = nn.one_hot %ids : tensor<2x7xi64> -> tensor<2x7x5xf32>
+  return %dt, %oh : tensor<2x100x16xf32>, tensor<2x7x5xf32>
+}

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NNShapeChecks.h"
+
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -14,115 +16,7 @@
 using namespace mlir;
 using namespace metac::nn;
 
-namespace {
-
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '[';
-  llvm::interleaveComma(shape, os);
-  os << ']';
-  return s;
-}
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
-/// All float operands and the result share one element type.
-LogicalResult verifySameElementType(Operation *op, ValueRange values) {
-  Type expected = elementOf(op->getResult(0));
-  for (Value v : values)
-    if (v && elementOf(v) != expected)
-      return op->emitOpError("operand element type ")
-             << elementOf(v) << " does not match result element type "
-             << expected;
-  return success();
-}
-
-LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
-  ArrayRef<int64_t> actual = shapeOf(op->getResult(0));
-  if (actual != expected)
-    return op->emitOpError("result shape ")
-           << shapeStr(actual) << " does not match the expected shape "
-           << shapeStr(expected);
-  return success();
-}
-
-/// A weight `[P..., rest...]` applies to an input `[B..., ...]` when `P...` is
-/// a prefix of `B...` (`leadingInput` = the input's dimensions before its
-/// own feature dimensions). Returns the number of batch dimensions P.
-FailureOr<int64_t> verifyWeightBatchPrefix(Operation *op, StringRef what,
-                                           ArrayRef<int64_t> weightShape,
-                                           int64_t weightCoreRank,
-                                           ArrayRef<int64_t> leadingInput) {
-  int64_t batch = static_cast<int64_t>(weightShape.size()) - weightCoreRank;
-  if (batch < 0)
-    return op->emitOpError("expects ")
-           << what << " of rank at least " << weightCoreRank << ", got "
-           << shapeStr(weightShape);
-  if (batch > static_cast<int64_t>(leadingInput.size()) ||
-      weightShape.take_front(batch) != leadingInput.take_front(batch))
-    return op->emitOpError() << what << " batch dimensions "
-                             << shapeStr(weightShape.take_front(batch))
-                             << " are not a prefix of the input's leading "
-                                "dimensions "
-                             << shapeStr(leadingInput);
-  return batch;
-}
-
-LogicalResult verifyVectorParam(Operation *op, StringRef what, Value param,
-                                ArrayRef<int64_t> expected) {
-  if (shapeOf(param) != expected)
-    return op->emitOpError() << what << " shape " << shapeStr(shapeOf(param))
-                             << " does not match the expected shape "
-                             << shapeStr(expected);
-  return success();
-}
-
-LogicalResult verifyPositivePair(Operation *op, StringRef name,
-                                 ArrayRef<int64_t> values, int64_t minimum) {
-  if (values.size() != 2)
-    return op->emitOpError() << "expects " << name << " to have 2 values, got "
-                             << values.size();
-  for (int64_t v : values)
-    if (v < minimum)
-      return op->emitOpError()
-             << "expects " << name << " values >= " << minimum << ", got "
-             << shapeStr(values);
-  return success();
-}
-
-/// Sorted, distinct dimensions in [0, rank).
-LogicalResult verifyDimensionList(Operation *op, StringRef name,
-                                  ArrayRef<int64_t> dims, int64_t rank) {
-  for (auto [i, d] : llvm::enumerate(dims)) {
-    if (d < 0 || d >= rank)
-      return op->emitOpError() << name << " " << d << " is out of range for rank "
-                               << rank;
-    if (i > 0 && dims[i - 1] >= d)
-      return op->emitOpError()
-             << name << " must be sorted and distinct, got " << shapeStr(dims);
-  }
-  return success();
-}
-
-/// Output size of a window of `kernel` moved by `stride` over `size` padded
-/// by `padding` on each side; fails when the window does not fit.
-FailureOr<int64_t> windowOutput(Operation *op, int64_t size, int64_t kernel,
-                                int64_t stride, int64_t padding) {
-  int64_t padded = size + 2 * padding;
-  if (padded < kernel)
-    return op->emitOpError("window of size ")
-           << kernel << " does not fit the padded input size " << padded;
-  return (padded - kernel) / stride + 1;
-}
-
-} // namespace
+using namespace metac::nn::detail;
 
 LogicalResult LinearOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
@@ -172,38 +66,16 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult Conv2DOp::verify() {
-  ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
-  if (x.size() < 3)
-    return emitOpError("expects an input of rank >= 3 ([..., C, H, W]), got ")
-           << shapeStr(x);
-  if (failed(verifyPositivePair(*this, "stride", getStride(), 1)) ||
-      failed(verifyPositivePair(*this, "padding", getPadding(), 0)))
+  ArrayRef<int64_t> w = shapeOf(getWeight());
+  int64_t batch = 0;
+  FailureOr<SmallVector<int64_t>> expected = convolutionOutputShape(
+      *this, shapeOf(getInput()), w, getStride(), getPadding(), batch);
+  if (failed(expected))
     return failure();
-  FailureOr<int64_t> batch =
-      verifyWeightBatchPrefix(*this, "weight", w, 4, x.drop_back(3));
-  if (failed(batch))
-    return failure();
-  ArrayRef<int64_t> core = w.drop_front(*batch);
-  int64_t channels = x[x.size() - 3];
-  if (core[1] != channels)
-    return emitOpError("input channels ")
-           << channels << " do not match the weight's in-channels " << core[1]
-           << " (input " << shapeStr(x) << ", weight " << shapeStr(w) << ")";
-  SmallVector<int64_t> biasShape(w.take_front(*batch));
-  biasShape.push_back(core[0]);
+  SmallVector<int64_t> biasShape(w.take_front(batch + 1));
   if (getBias() && failed(verifyVectorParam(*this, "bias", getBias(), biasShape)))
     return failure();
-  SmallVector<int64_t> expected(x.drop_back(3));
-  expected.push_back(core[0]);
-  for (int i = 0; i < 2; ++i) {
-    FailureOr<int64_t> size =
-        windowOutput(*this, x[x.size() - 2 + i], core[2 + i], getStride()[i],
-                     getPadding()[i]);
-    if (failed(size))
-      return failure();
-    expected.push_back(*size);
-  }
-  if (failed(verifyResultShape(*this, expected)))
+  if (failed(verifyResultShape(*this, *expected)))
     return failure();
   return verifySameElementType(*this, {getInput(), getWeight(), getBias()});
 }
@@ -212,29 +84,9 @@ static LogicalResult verifyPool(Operation *op, Value input,
                                 ArrayRef<int64_t> kernel,
                                 ArrayRef<int64_t> stride,
                                 ArrayRef<int64_t> padding) {
-  ArrayRef<int64_t> x = shapeOf(input);
-  if (x.size() < 3)
-    return op->emitOpError(
-               "expects an input of rank >= 3 ([..., C, H, W]), got ")
-           << shapeStr(x);
-  if (failed(verifyPositivePair(op, "kernel", kernel, 1)) ||
-      failed(verifyPositivePair(op, "stride", stride, 1)) ||
-      failed(verifyPositivePair(op, "padding", padding, 0)))
-    return failure();
-  for (int i = 0; i < 2; ++i)
-    if (padding[i] * 2 > kernel[i])
-      return op->emitOpError("padding ")
-             << shapeStr(padding) << " exceeds half the kernel "
-             << shapeStr(kernel);
-  SmallVector<int64_t> expected(x.drop_back(2));
-  for (int i = 0; i < 2; ++i) {
-    FailureOr<int64_t> size =
-        windowOutput(op, x[x.size() - 2 + i], kernel[i], stride[i], padding[i]);
-    if (failed(size))
-      return failure();
-    expected.push_back(*size);
-  }
-  if (failed(verifyResultShape(op, expected)))
+  FailureOr<SmallVector<int64_t>> expected =
+      poolingOutputShape(op, shapeOf(input), kernel, stride, padding);
+  if (failed(expected) || failed(verifyResultShape(op, *expected)))
     return failure();
   return verifySameElementType(op, {input});
 }

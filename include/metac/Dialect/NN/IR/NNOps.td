@@ -321,4 +321,142 @@ def NN_CrossEntropyLossOp : NN_Op<"cross_entropy_loss", [Pure]> {
   let hasVerifier = 1;
 }
 
+
+//===----------------------------------------------------------------------===//
+// Ops that derivatives need
+//
+// The vector-Jacobian product of every nn op is built from nn ops, so that
+// differentiating a derivative (second-order MAML, Hessian-vector products)
+// needs nothing new. These ops complete the set: each is linear in the
+// operand that carries a cotangent, and its own derivative is one of the ops
+// above or below.
+//===----------------------------------------------------------------------===//
+
+def NN_StopGradientOp : NN_Op<"stop_gradient", [Pure, SameOperandsAndResultType]> {
+  let summary = "identity whose derivative is zero";
+  let description = [{
+    Returns its input; differentiation treats the result as a constant.
+    First-order MAML marks its inner gradients with it.
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def NN_Conv2DBackwardInputOp : NN_Op<"conv2d_backward_input", [Pure]> {
+  let summary = "gradient of a 2-D convolution with respect to its input";
+  let description = [{
+    Given the output cotangent `grad : [B..., O, H', W']` of `nn.conv2d`
+    with `weight : [P..., O, C, kh, kw]`, `stride` and `padding`, returns the
+    input cotangent, whose type (`[B..., C, H, W]`) is the result type (the
+    transposed convolution).
+  }];
+  let arguments = (ins NN_Tensor:$grad, NN_Tensor:$weight,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $weight `stride` $stride `padding` $padding attr-dict `:`
+    type($grad) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_Conv2DBackwardWeightOp : NN_Op<"conv2d_backward_weight", [Pure]> {
+  let summary = "gradient of a 2-D convolution with respect to its weight";
+  let description = [{
+    Given the convolution's `input : [B..., C, H, W]` and output cotangent
+    `grad : [B..., O, H', W']`, returns the weight cotangent, whose type
+    (`[P..., O, C, kh, kw]`, summed over the batch dimensions after `P`) is
+    the result type.
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$grad,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `stride` $stride `padding` $padding attr-dict `:`
+    type($input) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MaxPool2DBackwardOp : NN_Op<"max_pool2d_backward", [Pure]> {
+  let summary = "gradient of 2-D max pooling";
+  let description = [{
+    Routes each element of the output cotangent `grad` to the position of its
+    window's maximum in `input` (the first one, on ties) and sums; the result
+    has the input's type.
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$grad,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `kernel` $kernel `stride` $stride `padding` $padding
+    attr-dict `:` type($input) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MaxPool2DGatherOp : NN_Op<"max_pool2d_gather", [Pure]> {
+  let summary = "values at the windows' maxima";
+  let description = [{
+    For each pooling window of `input`, the element of `source` (of the
+    input's type) at the position of the window's maximum: the adjoint of
+    `nn.max_pool2d_backward` in its cotangent operand.
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$source,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $source `kernel` $kernel `stride` $stride `padding` $padding
+    attr-dict `:` type($input) `,` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_AvgPool2DBackwardOp : NN_Op<"avg_pool2d_backward", [Pure]> {
+  let summary = "gradient of 2-D average pooling";
+  let description = [{
+    Spreads each element of the output cotangent `grad` evenly over its
+    window (padding counts in the window size, as PyTorch's default
+    `count_include_pad=True`); the result type is the pooled input's.
+  }];
+  let arguments = (ins NN_Tensor:$grad, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `kernel` $kernel `stride` $stride `padding` $padding attr-dict `:`
+    type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_EmbeddingBackwardOp : NN_Op<"embedding_backward", [Pure]> {
+  let summary = "gradient of a table lookup";
+  let description = [{
+    Adds row `s` of `grad : [S..., D]` into row `ids[s]` of a zero table of
+    the result type `[P..., V, D]` (a scatter-add).
+  }];
+  let arguments = (ins NN_IndexTensor:$ids, NN_Tensor:$grad);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $grad attr-dict `:` type($ids) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
+  let summary = "one-hot encoding of class labels";
+  let description = [{
+    `labels : [S...]` (i32 or i64) give `[S..., C]` with 1 at each label and
+    0 elsewhere; `C` is the result's last dimension. Not differentiable (its
+    operand is an integer).
+  }];
+  let arguments = (ins NN_IndexTensor:$labels);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` type($labels) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // METAC_DIALECT_NN_IR_NNOPS_TD

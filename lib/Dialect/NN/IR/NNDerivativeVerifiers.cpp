@@ -1,0 +1,85 @@
+//===- NNDerivativeVerifiers.cpp - verifiers of the derivative ops --------===//
+//
+// The ops that derivatives need are checked against the forward op they
+// differentiate: the cotangent must have the forward output's shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNShapeChecks.h"
+
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+using namespace mlir;
+using namespace metac::nn;
+using namespace metac::nn::detail;
+
+LogicalResult Conv2DBackwardInputOp::verify() {
+  int64_t batch = 0;
+  FailureOr<SmallVector<int64_t>> output =
+      convolutionOutputShape(*this, shapeOf(getResult()), shapeOf(getWeight()),
+                             getStride(), getPadding(), batch);
+  if (failed(output) || failed(verifyShapeOf(*this, "gradient", getGrad(),
+                                             *output)))
+    return failure();
+  return verifySameElementType(*this, {getGrad(), getWeight()});
+}
+
+LogicalResult Conv2DBackwardWeightOp::verify() {
+  int64_t batch = 0;
+  FailureOr<SmallVector<int64_t>> output =
+      convolutionOutputShape(*this, shapeOf(getInput()), shapeOf(getResult()),
+                             getStride(), getPadding(), batch);
+  if (failed(output) || failed(verifyShapeOf(*this, "gradient", getGrad(),
+                                             *output)))
+    return failure();
+  return verifySameElementType(*this, {getInput(), getGrad()});
+}
+
+LogicalResult MaxPool2DBackwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> output = poolingOutputShape(
+      *this, shapeOf(getInput()), getKernel(), getStride(), getPadding());
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)) ||
+      failed(verifyResultShape(*this, shapeOf(getInput()))))
+    return failure();
+  return verifySameElementType(*this, {getInput(), getGrad()});
+}
+
+LogicalResult MaxPool2DGatherOp::verify() {
+  FailureOr<SmallVector<int64_t>> output = poolingOutputShape(
+      *this, shapeOf(getInput()), getKernel(), getStride(), getPadding());
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "source", getSource(), shapeOf(getInput()))) ||
+      failed(verifyResultShape(*this, *output)))
+    return failure();
+  return verifySameElementType(*this, {getInput(), getSource()});
+}
+
+LogicalResult AvgPool2DBackwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> output = poolingOutputShape(
+      *this, shapeOf(getResult()), getKernel(), getStride(), getPadding());
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)))
+    return failure();
+  return verifySameElementType(*this, {getGrad()});
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  ArrayRef<int64_t> ids = shapeOf(getIds()), table = shapeOf(getResult());
+  if (failed(verifyWeightBatchPrefix(*this, "table", table, 2, ids)))
+    return failure();
+  SmallVector<int64_t> expected(ids);
+  expected.push_back(table.back());
+  if (failed(verifyShapeOf(*this, "gradient", getGrad(), expected)))
+    return failure();
+  return verifySameElementType(*this, {getGrad()});
+}
+
+LogicalResult OneHotOp::verify() {
+  ArrayRef<int64_t> labels = shapeOf(getLabels()), result = shapeOf(getResult());
+  if (result.empty() || result.drop_back() != labels)
+    return emitOpError("result shape ")
+           << shapeStr(result) << " is not the labels shape "
+           << shapeStr(labels) << " plus a class dimension";
+  return success();
+}
