@@ -3,6 +3,7 @@
 #include "metac/InitAll.h"
 
 #include "metac/Dialect/Meta/IR/MetaDialect.h"
+#include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Dialect/NN/IR/NNDialect.h"
 #include "metac/Pipelines/Pipelines.h"
 
@@ -36,5 +37,6 @@ void metac::registerAllPasses() {
   mlir::registerLinalgPasses();
   mlir::bufferization::registerBufferizationPasses();
   mlir::shard::registerShardPasses();
+  meta::registerMetaPasses();
   registerPhasePipelines();
 }

@@ -825,14 +825,6 @@ func.func @reduce_mean_dim_negative(%x: tensor<3x4xf32>) -> tensor<3xf32> {
 
 // -----
 
-func.func @reduce_max_dims_distinct(%x: tensor<3x4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'nn.reduce_max' op dimension must be sorted and distinct, got [0, 0]}}
-  %0 = nn.reduce_max %x dims [0, 0] : tensor<3x4xf32> -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 func.func @reduce_sum_result_shape(%x: tensor<3x4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{'nn.reduce_sum' op result shape [4] does not match the expected shape [3]}}
   %0 = nn.reduce_sum %x dims [1] : tensor<3x4xf32> -> tensor<4xf32>
@@ -846,18 +838,6 @@ func.func @reduce_mean_keepdim(%x: tensor<3x4xf32>) -> tensor<3x1xf32> {
   %0 = nn.reduce_mean %x dims [1] : tensor<3x4xf32> -> tensor<3x1xf32>
   return %0 : tensor<3x1xf32>
 }
-
-// -----
-
-func.func @reduce_max_element_type(%x: tensor<3x4xf32>) -> tensor<3xf16> {
-  // expected-error@+1 {{'nn.reduce_max' op operand element type 'f32' does not match result element type 'f16'}}
-  %0 = nn.reduce_max %x dims [1] : tensor<3x4xf32> -> tensor<3xf16>
-  return %0 : tensor<3xf16>
-}
-
-//===----------------------------------------------------------------------===//
-// Losses
-//===----------------------------------------------------------------------===//
 
 // -----
 

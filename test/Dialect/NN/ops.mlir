@@ -511,14 +511,6 @@ func.func @reduce_mean(%x: tensor<3x4xf16>) -> tensor<f16> {
   return %0 : tensor<f16>
 }
 
-// CHECK-LABEL: func.func @reduce_max
-// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf64>)
-// CHECK: %[[R:.*]] = nn.reduce_max %[[X]] dims [1] : tensor<3x4xf64> -> tensor<3xf64>
-// CHECK: return %[[R]]
-func.func @reduce_max(%x: tensor<3x4xf64>) -> tensor<3xf64> {
-  %0 = nn.reduce_max %x dims [1] : tensor<3x4xf64> -> tensor<3xf64>
-  return %0 : tensor<3xf64>
-}
 
 // An empty dimension list is the identity.
 // CHECK-LABEL: func.func @reduce_sum_none

@@ -253,10 +253,6 @@ LogicalResult ReduceMeanOp::verify() {
   return verifyReduce(*this, getInput(), getDimensions());
 }
 
-LogicalResult ReduceMaxOp::verify() {
-  return verifyReduce(*this, getInput(), getDimensions());
-}
-
 static LogicalResult verifyBatchRank(Operation *op, int64_t batchRank,
                                      int64_t maxRank) {
   if (batchRank < 0 || batchRank > maxRank)

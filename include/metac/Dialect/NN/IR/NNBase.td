@@ -11,6 +11,7 @@
 include "mlir/IR/OpBase.td"
 
 include "mlir/IR/AttrTypeBase.td"
+include "metac/Interfaces/DifferentiableOpInterface.td"
 
 def NN_Dialect : Dialect {
   let name = "nn";
@@ -58,7 +59,9 @@ def NN_Scalar : Type<
     "0-d tensor of f16, bf16, f32 or f64",
     "::mlir::RankedTensorType">;
 
+/// Every nn op is differentiable: its VJP is built from nn ops.
 class NN_Op<string mnemonic, list<Trait> traits = []>
-    : Op<NN_Dialect, mnemonic, traits>;
+    : Op<NN_Dialect, mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<DifferentiableOpInterface>])>;
 
 #endif // METAC_DIALECT_NN_IR_NNBASE_TD

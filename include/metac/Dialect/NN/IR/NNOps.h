@@ -4,6 +4,7 @@
 #define METAC_DIALECT_NN_IR_NNOPS_H
 
 #include "metac/Dialect/NN/IR/NNDialect.h"
+#include "metac/Interfaces/DifferentiableOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"

@@ -278,7 +278,6 @@ class NN_ReduceOp<string mnemonic, string what> : NN_Op<mnemonic, [Pure]> {
 
 def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "sum">;
 def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "mean">;
-def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "maximum">;
 
 //===----------------------------------------------------------------------===//
 // Losses

@@ -1,0 +1,5 @@
+//===- DifferentiableOpInterface.cpp - reverse-mode rules -----------------===//
+
+#include "metac/Interfaces/DifferentiableOpInterface.h"
+
+#include "metac/Interfaces/DifferentiableOpInterface.cpp.inc"
