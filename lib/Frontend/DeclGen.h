@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace metac::frontend {
 
@@ -20,6 +21,8 @@ meta::TasksOp generateTasks(const TasksDecl &decl, SourceDiagnostics &diags,
 struct DeclarationNames {
   llvm::StringMap<mlir::func::FuncOp> models;
   llvm::StringMap<meta::TasksOp> tasks;
+  /// Declarations that had errors: references to them report nothing more.
+  llvm::StringSet<> failed;
 };
 
 /// Builds `meta.train` for a training program (null after errors).

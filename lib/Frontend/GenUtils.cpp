@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <charconv>
+
 using namespace mlir;
 using namespace metac::frontend;
 
@@ -23,6 +25,12 @@ std::string metac::frontend::formatType(Type type) {
   llvm::interleaveComma(tensor.getShape(), os);
   os << ']';
   return s;
+}
+
+std::string metac::frontend::formatNumber(double value) {
+  char buffer[64];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return error == std::errc() ? std::string(buffer, end) : std::string("?");
 }
 
 /// Types with more elements than this are certainly a mistake, and would
@@ -77,7 +85,11 @@ FieldReader::FieldReader(SourceDiagnostics &diags,
     if (!llvm::is_contained(known, field.name)) {
       InFlightDiagnostic diag = diags.error(field.loc);
       diag << "unknown field '" << field.name << "' in " << what;
-      attachDidYouMean(diag, field.name, known);
+      llvm::StringRef closest = findClosestName(field.name, known);
+      if (!closest.empty()) {
+        diag << "; did you mean '" << closest << "'?";
+        suggested.insert(closest);
+      }
       failed = true;
       continue;
     }
@@ -99,8 +111,10 @@ const Field *FieldReader::find(llvm::StringRef name) const {
 }
 
 void FieldReader::missing(llvm::StringRef name) {
-  diags.error(declLoc) << what << " needs a field '" << name << "'";
   failed = true;
+  // "unknown field 'modle'; did you mean 'model'?" already said it.
+  if (!suggested.contains(name))
+    diags.error(declLoc) << what << " needs a field '" << name << "'";
 }
 
 InFlightDiagnostic FieldReader::error(const Field &field) {
@@ -147,7 +161,7 @@ std::optional<double> FieldReader::number(llvm::StringRef name,
   double v = field->value->asDouble();
   if (positive ? !(v > 0) : !(v >= 0)) {
     error(*field) << "field '" << name << "' of " << what << " must be "
-                  << (positive ? "> 0" : ">= 0") << ", got " << v;
+                  << (positive ? "> 0" : ">= 0") << ", got " << formatNumber(v);
     return std::nullopt;
   }
   return v;
@@ -168,7 +182,8 @@ FieldReader::range(llvm::StringRef name, std::pair<double, double> def) {
   double lo = v->elements[0]->asDouble(), hi = v->elements[1]->asDouble();
   if (lo > hi) {
     error(*field) << "range '" << name << "' of " << what
-                  << " has low > high: [" << lo << ", " << hi << "]";
+                  << " has low > high: [" << formatNumber(lo) << ", "
+                  << formatNumber(hi) << "]";
     return std::nullopt;
   }
   return std::make_pair(lo, hi);

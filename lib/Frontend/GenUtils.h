@@ -7,6 +7,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 
@@ -14,6 +15,10 @@ namespace metac::frontend {
 
 /// `f32[1, 28, 28]`: how the spec writes a type, used in every message.
 std::string formatType(mlir::Type type);
+
+/// A number as a spec would write it: `0.5`, `5`, `1e-08` (the shortest
+/// form that reads back exactly), where diagnostics would print `5.000000e-01`.
+std::string formatNumber(double value);
 
 /// The tensor type a spec type names; reports and returns null when the
 /// element type is unknown or a dimension is not positive.
@@ -65,6 +70,8 @@ private:
   std::string what;
   SourceLoc declLoc;
   bool failed = false;
+  /// Fields suggested for unknown ones: not reported missing as well.
+  llvm::StringSet<> suggested;
 };
 
 } // namespace metac::frontend

@@ -183,6 +183,11 @@ Token Lexer::lexString(size_t start, SourceLoc loc) {
     if (c == '"')
       break;
     if (c == '\\') {
+      // A backslash at the end of the line or file escapes nothing: the
+      // string is unterminated (reported on the next iteration).
+      if (atEnd() || peek() == '\n')
+        continue;
+      SourceLoc escapeLoc{line, column - 1};
       char e = peek();
       advance();
       switch (e) {
@@ -197,8 +202,8 @@ Token Lexer::lexString(size_t start, SourceLoc loc) {
         value.push_back(e);
         break;
       default:
-        diags.error(loc) << "unknown escape '\\" << llvm::StringRef(&e, 1)
-                         << "' in string";
+        diags.error(escapeLoc)
+            << "unknown escape '\\" << llvm::StringRef(&e, 1) << "' in string";
         break;
       }
       continue;
@@ -286,7 +291,8 @@ Token Lexer::next() {
         diags.error(loc) << "unexpected character '" << llvm::StringRef(&c, 1)
                          << "'";
       else
-        diags.error(loc) << "unexpected byte " << llvm::utohexstr(byte)
+        diags.error(loc) << "unexpected byte "
+                         << llvm::utohexstr(byte, false, 2)
                          << " (hexadecimal; is this a text file?)";
       return makeToken(TokenKind::Error, start, loc);
     }();

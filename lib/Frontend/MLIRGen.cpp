@@ -24,6 +24,16 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
       ModuleOp::create(FileLineColLoc::get(ctx, diags.getFilename(), 1, 1));
   builder.setInsertionPointToEnd(result->getBody());
   unsigned errorsBefore = diags.getErrorCount();
+  // The nn ops' verifiers report straight to the context, not through
+  // `diags`: notice them too (and pass them on to the next handler).
+  bool opErrors = false;
+  ScopedDiagnosticHandler noticeOpErrors(ctx, [&](Diagnostic &diag) {
+    opErrors |= diag.getSeverity() == DiagnosticSeverity::Error;
+    return failure();
+  });
+  auto hadErrors = [&] {
+    return opErrors || diags.getErrorCount() != errorsBefore;
+  };
 
   // One namespace for every declaration, so references are unambiguous.
   llvm::StringMap<SourceLoc> declared;
@@ -38,9 +48,16 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
   };
 
   llvm::StringMap<const FunctionDecl *> blocks;
-  for (const FunctionDecl &fn : module.functions)
-    if (declare(fn.name, fn.loc) && fn.isBlock)
+  for (const FunctionDecl &fn : module.functions) {
+    if (!declare(fn.name, fn.loc) || !fn.isBlock)
+      continue;
+    // Calls resolve to built-in operations first: such a block is unusable.
+    if (llvm::is_contained(getBuiltinNames(), fn.name))
+      diags.error(fn.loc) << "block '" << fn.name
+                          << "' has the name of a built-in operation";
+    else
       blocks[fn.name] = &fn;
+  }
 
   DeclarationNames names;
   for (const FunctionDecl &fn : module.functions) {
@@ -49,21 +66,25 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
       continue;
     if (func::FuncOp model = generateModel(fn, blocks, diags, builder))
       names.models[fn.name] = model;
+    else
+      names.failed.insert(fn.name);
   }
   for (const TasksDecl &decl : module.tasks) {
     if (!declare(decl.name, decl.loc))
       continue;
     if (meta::TasksOp tasks = generateTasks(decl, diags, builder, specDirectory))
       names.tasks[decl.name] = tasks;
+    else
+      names.failed.insert(decl.name);
   }
   for (const TrainDecl &decl : module.trains)
     if (declare(decl.name, decl.loc))
       generateTrain(decl, names, diags, builder);
 
-  if (module.trains.empty() && diags.getErrorCount() == errorsBefore)
+  if (module.trains.empty() && !hadErrors())
     diags.error(SourceLoc{1, 1})
         << "the spec has no 'train' declaration: nothing to compile";
-  if (diags.getErrorCount() != errorsBefore)
+  if (hadErrors())
     return nullptr;
   // Cross-declaration checks (model against tasks, losses, evaluations) are
   // the meta ops' verifiers; they report at the spec locations.

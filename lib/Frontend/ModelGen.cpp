@@ -16,6 +16,10 @@ using namespace metac::frontend;
 
 namespace {
 
+bool isFloatTensor(Value v) {
+  return isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
 /// A generated value: a tensor, or a plain number (`0.5 * x`).
 struct Operand {
   Value tensor;
@@ -109,6 +113,7 @@ private:
   Type paramElementType;
   SmallVector<const FunctionDecl *> activeBlocks;
   int64_t opCount = 0;
+  bool reportedOpLimit = false;
 };
 
 } // namespace
@@ -184,8 +189,12 @@ bool ModelGenerator::genBody(const std::vector<StmtPtr> &body, Scope &scope) {
     }
     ok &= genStatement(*stmt, scope);
     if (opCount > kMaxOps) {
-      diags.error(stmt->getLoc()) << "model unrolls to more than " << kMaxOps
-                                  << " operations";
+      // Reported once, at the outermost statement of the body that crossed
+      // the limit (enclosing bodies and blocks just fail).
+      if (!reportedOpLimit)
+        diags.error(stmt->getLoc())
+            << "model unrolls to more than " << kMaxOps << " operations";
+      reportedOpLimit = true;
       return false;
     }
   }
@@ -223,6 +232,10 @@ bool ModelGenerator::genStatement(const Stmt &stmt, Scope &scope) {
         break;
       }
       ok &= genStatement(*inner, scope);
+      // Nested repeats multiply: stop as soon as the model is too large (the
+      // enclosing body reports it).
+      if (opCount > kMaxOps)
+        return false;
     }
   }
   scope.repeatSuffix = outerSuffix;
@@ -274,6 +287,11 @@ Operand ModelGenerator::genExpr(const Expr &expr, Scope &scope) {
         Value v = genTensor(*e->operand, scope, "'-'");
         if (!v)
           return {};
+        if (!isFloatTensor(v)) {
+          diags.error(e->getLoc())
+              << "'-' needs a float tensor, got " << formatType(v.getType());
+          return {};
+        }
         return Operand{finish(nn::NegOp::create(builder, loc(e->getLoc()), v))};
       })
       .Case([&](const BinaryExpr *e) { return genBinary(*e, scope); })
@@ -319,6 +337,12 @@ Operand ModelGenerator::genBinary(const BinaryExpr &expr, Scope &scope) {
           << "supported; numbers can only scale tensors ('*' and '/')";
       return {};
     }
+    if (!isFloatTensor(tensor)) {
+      diags.error(expr.getLoc())
+          << "'" << expr.op << "' needs float tensors, got "
+          << formatType(tensor.getType());
+      return {};
+    }
     return Operand{finish(nn::ScaleOp::create(
         builder, l, tensor, builder.getF64FloatAttr(factor)))};
   }
@@ -329,8 +353,7 @@ Operand ModelGenerator::genBinary(const BinaryExpr &expr, Scope &scope) {
         << formatType(rhs.tensor.getType());
     return {};
   }
-  if (!isa<FloatType>(
-          cast<RankedTensorType>(lhs.tensor.getType()).getElementType())) {
+  if (!isFloatTensor(lhs.tensor)) {
     diags.error(expr.getLoc()) << "'" << expr.op << "' needs float tensors, got "
                                << formatType(lhs.tensor.getType());
     return {};
@@ -480,7 +503,12 @@ std::optional<int64_t> ModelGenerator::intValue(const Expr &expr,
     diags.error(expr.getLoc()) << what << " must be an integer";
     return std::nullopt;
   }
-  auto value = static_cast<int64_t>(num->value);
+  // Integer literals reach 2^63 - 1, which the double rounds up to 2^63:
+  // clamp before converting, as out-of-range conversions are undefined.
+  constexpr double kLimit = 0x1p63;
+  int64_t value = num->value >= kLimit    ? INT64_MAX
+                  : num->value <= -kLimit ? -INT64_MAX
+                                          : static_cast<int64_t>(num->value);
   if (value < min) {
     diags.error(expr.getLoc()) << what << " must be >= " << min << ", got "
                                << value;
@@ -721,12 +749,15 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     if (!out || !bias || !name)
       return nullptr;
     int64_t in = xs.back();
+    // Stop at the weight's error: the bias would repeat it.
     Value w = createParam(*name, "weight", {*out, in}, element,
                           "uniform_fan_in", in, call.getLoc());
+    if (!w)
+      return nullptr;
     Value b = *bias ? createParam(*name, "bias", {*out}, element,
                                   "uniform_fan_in", in, call.getLoc())
                     : Value();
-    if (!w || (*bias && !b))
+    if (*bias && !b)
       return nullptr;
     SmallVector<int64_t> shape(xs.drop_back());
     shape.push_back(*out);
@@ -772,10 +803,12 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     Value w = createParam(*name, "weight",
                           {*out, channels, (*kernel)[0], (*kernel)[1]}, element,
                           "uniform_fan_in", fanIn, call.getLoc());
+    if (!w)
+      return nullptr;
     Value b = *bias ? createParam(*name, "bias", {*out}, element,
                                   "uniform_fan_in", fanIn, call.getLoc())
                     : Value();
-    if (!w || (*bias && !b))
+    if (*bias && !b)
       return nullptr;
     return finish(nn::Conv2DOp::create(
         builder, l, RankedTensorType::get(shape, element), x, w, b,
@@ -852,9 +885,11 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     int64_t features = batch ? xs.front() : xs.back();
     Value w = createParam(*name, "weight", {features}, element, "ones", 0,
                           call.getLoc());
+    if (!w)
+      return nullptr;
     Value b = createParam(*name, "bias", {features}, element, "zeros", 0,
                           call.getLoc());
-    if (!w || !b)
+    if (!b)
       return nullptr;
     if (!batch)
       return finish(nn::LayerNormOp::create(builder, l, xt, x, w, b,

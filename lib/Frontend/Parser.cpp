@@ -2,6 +2,8 @@
 
 #include "metac/Frontend/Parser.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace metac::frontend;
 
 Parser::NestingGuard::NestingGuard(Parser &parser) : parser(parser) {
@@ -73,6 +75,15 @@ void Parser::skipToDeclaration() {
   } while (!tok.is(TokenKind::Eof) && !atDeclarationStart());
 }
 
+/// Whether a statement or field that failed at `tok` after starting at
+/// `start` has already reached the first token of a later line (a missing ')'
+/// at the end of a line, or a declaration after a missing '}'): recovery goes
+/// on from there instead of skipping that line too.
+static bool resumesAtNextLine(const Token &tok, SourceLoc start) {
+  return tok.atLineStart &&
+         (tok.loc.line != start.line || tok.loc.column != start.column);
+}
+
 void Parser::skipToStatementEnd() {
   // Skip to the first token of the next line, or to the '}' that closes the
   // enclosing body, balancing brackets on the way.
@@ -98,7 +109,8 @@ void Parser::skipToStatementEnd() {
 
 Module Parser::parseModule() {
   Module module;
-  while (!tok.is(TokenKind::Eof) && !tooManyErrors())
+  // Past the nesting limit the parser stops: it no longer knows where it is.
+  while (!tok.is(TokenKind::Eof) && !tooManyErrors() && !reportedNesting)
     parseDeclaration(module);
   return module;
 }
@@ -155,6 +167,14 @@ std::optional<FunctionDecl> Parser::parseFunction(bool isBlock) {
         diags.error(param->loc)
             << "model parameter '" << param->name << "' needs a type";
         return std::nullopt;
+      }
+      for (const Param &previous : fn.params) {
+        if (previous.name != param->name)
+          continue;
+        mlir::InFlightDiagnostic diag = diags.error(param->loc);
+        diag << "duplicate parameter '" << param->name << "'";
+        diag.attachNote(diags.getLocation(previous.loc)) << "first given here";
+        break;
       }
       fn.params.push_back(std::move(*param));
     } while (consumeIf(TokenKind::Comma));
@@ -292,11 +312,13 @@ bool Parser::parseBody(std::vector<StmtPtr> &body, llvm::StringRef what) {
           << "the " << what << " body opens here";
       return false;
     }
+    SourceLoc start = tok.loc;
     if (StmtPtr stmt = parseStatement()) {
       body.push_back(std::move(stmt));
     } else {
       ok = false;
-      skipToStatementEnd();
+      if (!resumesAtNextLine(tok, start))
+        skipToStatementEnd();
     }
   }
   consume(); // '}'
@@ -341,10 +363,18 @@ ExprPtr Parser::parseExpr() {
   NestingGuard guard(*this);
   if (!guard.ok)
     return nullptr;
+  // `a + b + c` nests to the left, `(a + b) + c`: each operator of a chain
+  // counts as a level, so no tree is deeper than kMaxNesting and the code
+  // walking it recursively cannot exhaust the stack.
+  unsigned outer = nesting;
+  llvm::scope_exit restore([&] { nesting = outer; });
   ExprPtr lhs = parseTerm();
   while (lhs && (tok.is(TokenKind::Plus) || tok.is(TokenKind::Minus))) {
     char op = tok.is(TokenKind::Plus) ? '+' : '-';
     SourceLoc loc = tok.loc;
+    if (!NestingGuard(*this).ok)
+      return nullptr;
+    ++nesting;
     consume();
     ExprPtr rhs = parseTerm();
     if (!rhs)
@@ -355,10 +385,15 @@ ExprPtr Parser::parseExpr() {
 }
 
 ExprPtr Parser::parseTerm() {
+  unsigned outer = nesting;
+  llvm::scope_exit restore([&] { nesting = outer; });
   ExprPtr lhs = parseUnary();
   while (lhs && (tok.is(TokenKind::Star) || tok.is(TokenKind::Slash))) {
     char op = tok.is(TokenKind::Star) ? '*' : '/';
     SourceLoc loc = tok.loc;
+    if (!NestingGuard(*this).ok)
+      return nullptr;
+    ++nesting; // One level per operator, as in parseExpr.
     consume();
     ExprPtr rhs = parseUnary();
     if (!rhs)
@@ -369,11 +404,13 @@ ExprPtr Parser::parseTerm() {
 }
 
 ExprPtr Parser::parseUnary() {
-  NestingGuard guard(*this);
-  if (!guard.ok)
-    return nullptr;
   SourceLoc loc = tok.loc;
-  if (consumeIf(TokenKind::Minus)) {
+  if (tok.is(TokenKind::Minus)) {
+    // Only '-' nests here: a parenthesis is one level (in parseExpr), not two.
+    NestingGuard guard(*this);
+    if (!guard.ok)
+      return nullptr;
+    consume();
     ExprPtr operand = parseUnary();
     if (!operand)
       return nullptr;
@@ -439,6 +476,10 @@ ExprPtr Parser::parsePrimary() {
 }
 
 ExprPtr Parser::parseCallRest(std::string callee, SourceLoc loc) {
+  // Calls nest without passing through parseExpr: `f(g(h(x)))`.
+  NestingGuard guard(*this);
+  if (!guard.ok)
+    return nullptr;
   consume(); // '('
   std::vector<ExprPtr> args;
   std::vector<KeywordArg> keywords;
@@ -468,11 +509,17 @@ ExprPtr Parser::parseCallRest(std::string callee, SourceLoc loc) {
                 : std::make_unique<NameExpr>(name.loc, name.spelling.str());
         if (!first)
           return nullptr;
-        // Finish a binary expression that starts with that name.
+        // Finish a binary expression that starts with that name (one
+        // nesting level per operator, as in parseExpr).
+        unsigned outer = nesting;
+        llvm::scope_exit restore([&] { nesting = outer; });
         while (tok.is(TokenKind::Plus) || tok.is(TokenKind::Minus) ||
                tok.is(TokenKind::Star) || tok.is(TokenKind::Slash)) {
           char op = tok.spelling[0];
           SourceLoc opLoc = tok.loc;
+          if (!NestingGuard(*this).ok)
+            return nullptr;
+          ++nesting;
           consume();
           ExprPtr rhs = (op == '*' || op == '/') ? parseUnary() : parseTerm();
           if (!rhs)
@@ -525,12 +572,14 @@ bool Parser::parseRecordBody(std::vector<Field> &fields, SourceLoc open) {
       diag.attachNote(diags.getLocation(open)) << "the record opens here";
       return false;
     }
+    SourceLoc start = tok.loc;
     if (std::optional<Field> field = parseField()) {
       fields.push_back(std::move(*field));
       consumeIf(TokenKind::Comma);
     } else {
       ok = false;
-      skipToStatementEnd();
+      if (!resumesAtNextLine(tok, start))
+        skipToStatementEnd();
     }
   }
   return ok;

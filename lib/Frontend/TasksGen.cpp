@@ -23,8 +23,9 @@ Type floatType(OpBuilder &b, StringRef dtype) {
 std::optional<std::string> readDtype(FieldReader &fields) {
   std::optional<std::string> dtype = fields.name("dtype", std::string("f32"));
   if (dtype && *dtype != "f32" && *dtype != "f64") {
-    fields.error(*fields.find("dtype"))
-        << "dtype must be f32 or f64, got '" << *dtype << "'";
+    InFlightDiagnostic diag = fields.error(*fields.find("dtype"));
+    diag << "dtype must be f32 or f64, got '" << *dtype << "'";
+    attachDidYouMean(diag, *dtype, {"f32", "f64"});
     return std::nullopt;
   }
   return dtype;

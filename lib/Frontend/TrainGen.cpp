@@ -99,9 +99,10 @@ Attribute buildAlgorithm(const Constructor &c, SourceDiagnostics &diags,
       return nullptr;
     auto kind = meta::symbolizeDistance(*distance);
     if (!kind) {
-      r.error(*r.find("distance"))
-          << "unknown distance '" << *distance
-          << "' (expected squared_euclidean)";
+      InFlightDiagnostic diag = r.error(*r.find("distance"));
+      diag << "unknown distance '" << *distance
+           << "' (expected squared_euclidean)";
+      attachDidYouMean(diag, *distance, {"squared_euclidean"});
       return nullptr;
     }
     return meta::ProtoNetAttr::get(ctx, *kind);
@@ -218,16 +219,25 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
       return nullptr;
   }
   auto micro = r.integer("micro_batches", 1, 1);
-  auto schedule = r.name("schedule", std::string("gpipe"));
+  // `1f1b` does not lex as a name (it starts with a digit): take a string too.
+  const Field *scheduleField = r.find("schedule");
+  std::optional<std::string> schedule;
+  if (scheduleField && scheduleField->value &&
+      scheduleField->value->kind == ConfigValue::Kind::String)
+    schedule = scheduleField->value->text;
+  else
+    schedule = r.name("schedule", std::string("gpipe"));
   if (!micro || !schedule)
     return nullptr;
   auto kind = meta::symbolizePipelineSchedule(*schedule);
   if (!kind) {
-    r.error(*r.find("schedule")) << "unknown schedule '" << *schedule
-                                 << "' (expected gpipe or 1f1b)";
+    InFlightDiagnostic diag = r.error(*r.find("schedule"));
+    diag << "unknown schedule '" << *schedule << "' (expected gpipe or 1f1b)";
+    attachDidYouMean(diag, *schedule, {"gpipe", "1f1b"});
     return nullptr;
   }
-  if (metaBatch % (axes[0] * *micro)) {
+  // Without forming the product, which may overflow (to zero).
+  if (metaBatch % axes[0] || (metaBatch / axes[0]) % *micro) {
     diags.error(record.loc)
         << "meta_batch " << metaBatch << " is not divisible by the task axis ("
         << axes[0] << ") times micro_batches (" << *micro << ")";
@@ -253,7 +263,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   auto lookup = [&](StringRef field, auto &table,
                     StringRef kind) -> std::optional<std::string> {
     std::optional<std::string> name = fields.name(field, std::nullopt);
-    if (!name)
+    if (!name || declared.failed.contains(*name))
       return std::nullopt;
     if (!table.count(*name)) {
       SmallVector<StringRef> candidates;
@@ -281,9 +291,12 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
           "loss", isProtoNet ? std::optional<std::string>("cross_entropy")
                              : std::nullopt)) {
     loss = meta::symbolizeLossKind(*lossName);
-    if (!loss)
-      fields.error(*fields.find("loss")) << "unknown loss '" << *lossName
-                                         << "' (expected mse or cross_entropy)";
+    if (!loss) {
+      InFlightDiagnostic diag = fields.error(*fields.find("loss"));
+      diag << "unknown loss '" << *lossName
+           << "' (expected mse or cross_entropy)";
+      attachDidYouMean(diag, *lossName, {"mse", "cross_entropy"});
+    }
   }
 
   Attribute optimizer;
@@ -341,7 +354,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     if (auto maml = dyn_cast<meta::MAMLAttr>(algorithm))
       defaultSteps = maml.getSteps();
     auto steps = e.integerList("steps", std::vector<int64_t>{defaultSteps}, 0);
-    if (evalTasks && !declared.tasks.count(*evalTasks)) {
+    bool evalFailed = evalTasks && declared.failed.contains(*evalTasks);
+    if (evalTasks && !evalFailed && !declared.tasks.count(*evalTasks)) {
       SmallVector<StringRef> candidates;
       for (auto &entry : declared.tasks)
         candidates.push_back(entry.getKey());
@@ -349,7 +363,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       diag << "unknown task distribution '" << *evalTasks << "'";
       attachDidYouMean(diag, *evalTasks, candidates);
     }
-    if (e.hadError() || !evalTasks || !count || !steps) {
+    if (e.hadError() || evalFailed || !evalTasks || !count || !steps) {
       train.erase();
       return nullptr;
     }
