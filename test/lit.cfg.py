@@ -23,6 +23,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [
     ToolSubst("metac", unresolved="fatal"),
     ToolSubst("metac-opt", unresolved="fatal"),
+    ToolSubst("metac-eval", unresolved="fatal"),
+    ToolSubst("metac-gradcheck", unresolved="fatal"),
 ]
 if config.metac_fuzzer_enabled:
     config.available_features.add("fuzzer")
