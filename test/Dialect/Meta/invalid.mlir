@@ -1125,11 +1125,11 @@ func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// meta.adapt does not constrain the yielded type itself: meta.yield does.
+// The adaptation body yields one 0-d float loss.
 func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'meta.adapt' op body must yield a 0-d float loss, got 'tensor<3xf32>'}}
   %a = meta.adapt(%w) steps 1 inner_lr 0.1 order 2 : (tensor<3xf32>) -> tensor<3xf32> {
   ^bb0(%p: tensor<3xf32>):
-    // expected-error@+1 {{'meta.yield' op operand #0 must be 0-d float tensor, but got 'tensor<3xf32>'}}
     meta.yield %p : tensor<3xf32>
   }
   return %a : tensor<3xf32>
@@ -1137,12 +1137,12 @@ func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// In meta.grad the value type is checked against the yielded type first.
-func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error@+1 {{'meta.grad' op value type 'tensor<f32>' does not match the yielded loss type 'tensor<3xf32>'}}
+// The value has the yielded loss's type.
+func.func @f(%w: tensor<3xf32>, %c: tensor<f64>) -> tensor<3xf32> {
+  // expected-error@+1 {{'meta.grad' op value type 'tensor<f32>' does not match the yielded loss type 'tensor<f64>'}}
   %v, %g = meta.grad(%w) : (tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
   ^bb0(%p: tensor<3xf32>):
-    meta.yield %p : tensor<3xf32>
+    meta.yield %c : tensor<f64>
   }
   return %g : tensor<3xf32>
 }
@@ -1150,7 +1150,7 @@ func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
 // -----
 
 func.func @f(%l: tensor<f32>) {
-  // expected-error@+1 {{'meta.yield' op expects parent op to be one of 'meta.grad, meta.adapt'}}
+  // expected-error@+1 {{'meta.yield' op expects parent op to be one of 'meta.grad, meta.adapt, meta.map'}}
   meta.yield %l : tensor<f32>
 }
 
@@ -1389,4 +1389,75 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
   %p = meta.outer_step #meta.maml<steps = 1, inner_lr = 0.1, order = 1>
       params(%w : tensor<3xf32>) grads(%g : tensor<3xf32>) state()
   return %p : tensor<3xf32>
+}
+
+// -----
+
+func.func @f(%w: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'meta.grad' op body must yield exactly one loss, got 2 values}}
+  %l, %g = meta.grad(%w) : (tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  ^bb0(%p: tensor<3xf32>):
+    %s = nn.reduce_sum %p dims [0] : tensor<3xf32> -> tensor<f32>
+    meta.yield %s, %s : tensor<f32>, tensor<f32>
+  }
+  return %g : tensor<3xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>, %y: tensor<5x3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'meta.map' op mapped operands disagree on the number of tasks: 4 and 5}}
+  %r = meta.map(%x, %y : tensor<4x3xf32>, tensor<5x3xf32>) shared() -> tensor<4xf32> {
+  ^bb0(%a: tensor<3xf32>, %b: tensor<3xf32>):
+    %s = nn.reduce_sum %a dims [0] : tensor<3xf32> -> tensor<f32>
+    meta.yield %s : tensor<f32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'meta.map' op mapped operands need a leading task dimension, got 'tensor<f32>'}}
+  %r = meta.map(%x : tensor<f32>) shared() -> tensor<4xf32> {
+  ^bb0(%a: tensor<f32>):
+    meta.yield %a : tensor<f32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'meta.map' op body arguments must be one task's slice of each mapped operand, then the shared operands}}
+  %r = meta.map(%x : tensor<4x3xf32>) shared() -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x3xf32>):
+    %s = nn.reduce_sum %a dims [0, 1] : tensor<4x3xf32> -> tensor<f32>
+    meta.yield %s : tensor<f32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'meta.map' op body yields 2 values for 1 results}}
+  %r = meta.map(%x : tensor<4x3xf32>) shared() -> tensor<4xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %s = nn.reduce_sum %a dims [0] : tensor<3xf32> -> tensor<f32>
+    meta.yield %s, %s : tensor<f32>, tensor<f32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) -> tensor<5xf32> {
+  // expected-error@+1 {{'meta.map' op result type 'tensor<5xf32>' is not the yielded type 'tensor<f32>' stacked over 4 tasks}}
+  %r = meta.map(%x : tensor<4x3xf32>) shared() -> tensor<5xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %s = nn.reduce_sum %a dims [0] : tensor<3xf32> -> tensor<f32>
+    meta.yield %s : tensor<f32>
+  }
+  return %r : tensor<5xf32>
 }

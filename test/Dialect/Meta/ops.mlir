@@ -520,3 +520,22 @@ func.func private @attributes() attributes {
   loss_mse = #meta.loss<mse>,
   loss_ce = #meta.loss<cross_entropy>
 }
+
+//===----------------------------------------------------------------------===//
+// meta.map
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @map_tasks
+// CHECK: %[[R:.*]]:2 = meta.map(%{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>) shared(%{{.*}} : tensor<3xf32>) -> tensor<4xf32>, tensor<4x3xf32> {
+// CHECK: ^bb0(%[[A:.*]]: tensor<3xf32>, %[[B:.*]]: tensor<3xf32>, %[[W:.*]]: tensor<3xf32>):
+// CHECK: meta.yield %{{.*}}, %{{.*}} : tensor<f32>, tensor<3xf32>
+func.func @map_tasks(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>, %w: tensor<3xf32>) -> (tensor<4xf32>, tensor<4x3xf32>) {
+  %r:2 = meta.map(%x, %y : tensor<4x3xf32>, tensor<4x3xf32>) shared(%w : tensor<3xf32>) -> tensor<4xf32>, tensor<4x3xf32> {
+  ^bb0(%a: tensor<3xf32>, %b: tensor<3xf32>, %v: tensor<3xf32>):
+    %p = nn.mul %a, %v : tensor<3xf32>
+    %d = nn.sub %p, %b : tensor<3xf32>
+    %l = nn.mse_loss %p, %b : tensor<3xf32>, tensor<3xf32> -> tensor<f32>
+    meta.yield %l, %d : tensor<f32>, tensor<3xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4x3xf32>
+}

@@ -237,8 +237,16 @@ static LogicalResult verifyLossBody(Operation *op, Region &body,
              << " has type " << std::get<1>(pair);
   // The block is not empty (SingleBlock), but its last op may not be a
   // terminator: Block::getTerminator would assert.
-  if (!isa<YieldOp>(block.back()))
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield)
     return op->emitOpError("body must end with meta.yield");
+  if (yield.getValues().size() != 1)
+    return op->emitOpError("body must yield exactly one loss, got ")
+           << yield.getValues().size() << " values";
+  auto loss = dyn_cast<RankedTensorType>(yield.getLoss().getType());
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return op->emitOpError("body must yield a 0-d float loss, got ")
+           << yield.getLoss().getType();
   return success();
 }
 
@@ -315,6 +323,60 @@ LogicalResult OuterStepOp::verify() {
     if (step.getRank() != 0 || !step.getElementType().isInteger(64))
       return emitOpError("the last state tensor is the step count and must "
                          "be tensor<i64>");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// meta.yield and meta.map
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  // The parents check what they need (one loss, or the map's results).
+  return success();
+}
+
+LogicalResult MapOp::verify() {
+  if (getMapped().empty())
+    return emitOpError("expects at least one mapped operand");
+  int64_t count = -1;
+  for (Value v : getMapped()) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() < 1)
+      return emitOpError("mapped operands need a leading task dimension, got ")
+             << type;
+    if (count >= 0 && type.getDimSize(0) != count)
+      return emitOpError("mapped operands disagree on the number of tasks: ")
+             << count << " and " << type.getDimSize(0);
+    count = type.getDimSize(0);
+  }
+  Block &block = getBody().front();
+  SmallVector<Type> expected;
+  for (Value v : getMapped())
+    expected.push_back(RankedTensorType::get(
+        cast<RankedTensorType>(v.getType()).getShape().drop_front(),
+        cast<RankedTensorType>(v.getType()).getElementType()));
+  llvm::append_range(expected, getShared().getTypes());
+  if (block.getArgumentTypes() != ArrayRef<Type>(expected))
+    return emitOpError("body arguments must be one task's slice of each mapped "
+                       "operand, then the shared operands");
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return emitOpError("body must end with meta.yield");
+  if (yield.getValues().size() != getResults().size())
+    return emitOpError("body yields ")
+           << yield.getValues().size() << " values for "
+           << getResults().size() << " results";
+  for (auto [value, result] : llvm::zip(yield.getValues(), getResults())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    auto stacked = cast<RankedTensorType>(result.getType());
+    if (!type || stacked.getRank() != type.getRank() + 1 ||
+        stacked.getDimSize(0) != count ||
+        stacked.getShape().drop_front() != type.getShape() ||
+        stacked.getElementType() != type.getElementType())
+      return emitOpError("result type ")
+             << result.getType() << " is not the yielded type "
+             << value.getType() << " stacked over " << count << " tasks";
   }
   return success();
 }

@@ -185,10 +185,56 @@ def Meta_AdaptOp : Meta_Op<"adapt", [RecursiveMemoryEffects,
 }
 
 def Meta_YieldOp : Meta_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["GradOp", "AdaptOp"]>]> {
-  let summary = "the loss computed by a gradient or adaptation body";
-  let arguments = (ins Meta_ScalarLoss:$loss);
-  let assemblyFormat = "$loss attr-dict `:` type($loss)";
+    ParentOneOf<["GradOp", "AdaptOp", "MapOp"]>]> {
+  let summary = "the values a meta region computes";
+  let description = [{
+    Ends the body of `meta.grad` and `meta.adapt` (one 0-d float loss) and of
+    `meta.map` (the per-task results).
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The loss of a gradient or adaptation body.
+    ::mlir::Value getLoss() { return getValues().front(); }
+  }];
+}
+
+def Meta_MapOp : Meta_Op<"map", [RecursiveMemoryEffects, SingleBlock,
+    AttrSizedOperandSegments]> {
+  let summary = "the same computation on every task of a batch";
+  let description = [{
+    Runs the body once per task: `mapped` operands have a leading task
+    dimension of size `count` and the body sees one task's slice of each;
+    `shared` operands are the same for every task. The body's yielded values
+    are stacked along a new leading task dimension. The `batched` phase
+    replaces the op by its body vectorised over tasks.
+
+    ```mlir
+    %losses = meta.map(%sx, %sy : tensor<25x10x1xf32>, tensor<25x10x1xf32>)
+        shared(%w : tensor<1x1xf32>) -> tensor<25xf32> {
+    ^bb0(%x: tensor<10x1xf32>, %y: tensor<10x1xf32>, %v: tensor<1x1xf32>):
+      ...
+      meta.yield %l : tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Meta_StaticTensor>:$mapped,
+                       Variadic<Meta_StaticTensor>:$shared);
+  let results = (outs Variadic<Meta_StaticTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $mapped `:` type($mapped) `)` `shared` `(` ($shared^ `:`
+    type($shared))? `)` attr-dict `->` type($results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of tasks (the mapped operands' leading dimension).
+    int64_t getCount() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getMapped().front().getType())
+          .getDimSize(0);
+    }
+  }];
 }
 
 def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
