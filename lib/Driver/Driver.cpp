@@ -103,9 +103,13 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   if (!isPhaseImplemented(*phase)) {
+    Phase last = Phase::AST;
+    for (Phase p : allPhases())
+      if (isPhaseImplemented(p))
+        last = p;
     llvm::errs() << "metac: error: phase '" << options.compileTo
-                 << "' is not implemented yet; this build compiles up to "
-                    "'meta'\n";
+                 << "' is not implemented yet; this build compiles up to '"
+                 << getPhaseName(last) << "'\n";
     return 1;
   }
 

@@ -126,6 +126,15 @@ LogicalResult Evaluator::step(func::CallOp op, Frame &frame) {
 LogicalResult Evaluator::step(Operation *op, Frame &frame) {
   if (auto call = dyn_cast<func::CallOp>(op))
     return step(call, frame);
+  if (auto outer = dyn_cast<meta::OuterStepOp>(op)) {
+    FailureOr<std::vector<Tensor>> results =
+        detail::evaluateOuterStep(outer, frame);
+    if (failed(results))
+      return failure();
+    for (auto [value, tensor] : llvm::zip_equal(op->getResults(), *results))
+      frame.bind(value, std::move(tensor));
+    return success();
+  }
   // Every nn op has a statically shaped float tensor result: only its size
   // can be out of the interpreter's reach.
   auto evaluateNN = [&](auto nnOp) -> FailureOr<Tensor> {
@@ -165,7 +174,7 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
             op->emitError("unsupported operation '")
                 << op->getName()
                 << "' (the interpreter evaluates nn ops, arith.constant, "
-                   "func.call and func.return)";
+                   "meta.outer_step, func.call and func.return)";
             return failure();
           });
   if (failed(result))

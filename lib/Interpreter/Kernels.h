@@ -11,6 +11,7 @@
 #ifndef METAC_LIB_INTERPRETER_KERNELS_H
 #define METAC_LIB_INTERPRETER_KERNELS_H
 
+#include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Interpreter/Interpreter.h"
 
@@ -30,6 +31,10 @@ public:
 private:
   llvm::DenseMap<mlir::Value, Tensor> tensors;
 };
+
+// Optimizers.cpp: the outer optimizer step (new parameters, then state).
+mlir::FailureOr<std::vector<Tensor>>
+evaluateOuterStep(meta::OuterStepOp op, const Frame &frame);
 
 // Constant.cpp: dense tensor constants.
 mlir::FailureOr<Tensor> evaluateOp(mlir::arith::ConstantOp op,

@@ -5,8 +5,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "metac/Dialect/Meta/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace metac;
 
 namespace {
 
@@ -19,9 +21,9 @@ struct PhaseInfo {
 constexpr PhaseInfo kPhases[] = {
     {metac::Phase::AST, "ast", true},
     {metac::Phase::Meta, "meta", true},
-    {metac::Phase::Expand, "expand", false},
-    {metac::Phase::Batched, "batched", false},
-    {metac::Phase::Autodiff, "autodiff", false},
+    {metac::Phase::Expand, "expand", true},
+    {metac::Phase::Batched, "batched", true},
+    {metac::Phase::Autodiff, "autodiff", true},
     {metac::Phase::Planned, "planned", false},
     {metac::Phase::Partitioned, "partitioned", false},
     {metac::Phase::Optimized, "optimized", false},
@@ -59,14 +61,32 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase) {
   if (!isPhaseImplemented(phase))
     return failure();
   // The `meta` phase is MLIRGen's output: verification (which the pass
-  // manager runs after every pipeline) is all it needs. Later phases append
-  // their pass pipelines here.
-  (void)pm;
+  // manager runs after every pipeline) is all it needs.
+  if (phase >= Phase::Expand) {
+    pm.addPass(meta::createMetaExpand());
+    pm.addPass(meta::createMetaUnrollAdapt());
+  }
+  if (phase >= Phase::Batched) {
+    pm.addPass(meta::createMetaBatchTasks());
+    pm.addPass(createCSEPass());
+  }
+  if (phase >= Phase::Autodiff) {
+    pm.addPass(meta::createMetaAutodiff());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   return success();
 }
 
 void metac::registerPhasePipelines() {
-  PassPipelineRegistration<>(
-      "metac-to-meta", "Verify meta-phase IR (the output of metac's MLIRGen)",
-      [](OpPassManager &pm) { (void)buildPipelineTo(pm, Phase::Meta); });
+  // One pipeline per implemented phase after `meta`, from meta-phase IR.
+  for (const PhaseInfo &p : kPhases) {
+    if (!p.implemented || p.phase == Phase::AST)
+      continue;
+    Phase phase = p.phase;
+    PassPipelineRegistration<>(
+        ("metac-to-" + p.name).str(),
+        ("Run metac's phases from meta-phase IR to '" + p.name + "'").str(),
+        [phase](OpPassManager &pm) { (void)buildPipelineTo(pm, phase); });
+  }
 }

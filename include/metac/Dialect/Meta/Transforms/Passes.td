@@ -30,4 +30,46 @@ def MetaAutodiff : Pass<"meta-autodiff"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MetaExpand : Pass<"meta-expand", "::mlir::ModuleOp"> {
+  let summary = "Expand each meta.train into its meta-iteration step function";
+  let description = [{
+    For each `meta.train`, emits `@<name>.step(params..., state..., support
+    inputs, support targets, query inputs, query targets) -> (params...,
+    state..., meta-loss)`: the meta-gradient (`meta.grad` over the shared
+    parameters) of the mean over tasks (`meta.map`) of the query loss after
+    the algorithm's inner adaptation (`meta.adapt`), followed by the outer
+    optimizer step (`meta.outer_step`). The per-sample model is inlined on
+    the support and query sets, vectorised over samples. The train op gets a
+    `meta.step` attribute naming the function.
+
+    Supports MAML (order 1 and 2, hence FOMAML); other algorithms are
+    reported.
+  }];
+  let dependentDialects = ["::metac::nn::NNDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def MetaUnrollAdapt : Pass<"meta-unroll-adapt"> {
+  let summary = "Unroll each meta.adapt into gradient steps";
+  let description = [{
+    Replaces `meta.adapt` by `steps` copies of: a `meta.grad` of its body at
+    the current parameters (`first_order` when `order = 1`) and the SGD
+    update `p - inner_lr * g`. The result is straight-line code that
+    `meta-autodiff` differentiates through.
+  }];
+  let dependentDialects = ["::metac::nn::NNDialect"];
+}
+
+def MetaBatchTasks : Pass<"meta-batch-tasks"> {
+  let summary = "Vectorise each meta.map over its tasks";
+  let description = [{
+    Replaces `meta.map` by its body with a leading task axis on every value
+    that depends on a mapped operand, so one device runs all of its tasks as
+    batched ops. Gradient requests inside the body differentiate the sum of
+    the per-task losses, which gives each task its own gradient since tasks
+    do not interact.
+  }];
+  let dependentDialects = ["::metac::nn::NNDialect"];
+}
+
 #endif // METAC_DIALECT_META_TRANSFORMS_PASSES_TD

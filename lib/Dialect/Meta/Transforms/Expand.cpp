@@ -1,0 +1,220 @@
+//===- Expand.cpp - meta.train to its meta-iteration step function --------===//
+
+#include "metac/Dialect/Meta/Transforms/Passes.h"
+
+#include "metac/Dialect/NN/IR/NNBuilder.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Dialect/NN/Transforms/Batching.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace metac::meta {
+#define GEN_PASS_DEF_METAEXPAND
+#include "metac/Dialect/Meta/Transforms/Passes.h.inc"
+} // namespace metac::meta
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::meta;
+
+namespace {
+
+RankedTensorType stacked(ArrayRef<int64_t> leading, Type sample) {
+  auto t = cast<RankedTensorType>(sample);
+  SmallVector<int64_t> shape(leading);
+  llvm::append_range(shape, t.getShape());
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+/// One task's slice of a task-batched type.
+RankedTensorType taskSlice(Type batched) {
+  auto t = cast<RankedTensorType>(batched);
+  return RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
+}
+
+/// Emits the per-sample `model` on a set of samples `inputs` ([N, sample...])
+/// with `params`, vectorised over the samples; returns [N, output...].
+FailureOr<Value> applyModel(OpBuilder &b, func::FuncOp model, ValueRange params,
+                            Value inputs) {
+  Block &body = model.getBody().front();
+  int64_t samples = cast<RankedTensorType>(inputs.getType()).getDimSize(0);
+  DenseMap<Value, nn::BatchedValue> values;
+  for (auto [arg, p] : llvm::zip(body.getArguments().drop_back(), params))
+    values[arg] = {p, false};
+  values[body.getArguments().back()] = {inputs, true};
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<nn::BatchedValue> operands;
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitOpError("uses a value from outside the model");
+      operands.push_back(it->second);
+    }
+    FailureOr<nn::BatchedValue> result =
+        nn::batchOp(b, &op, operands, samples, nn::BatchAxis::Samples);
+    if (failed(result))
+      return failure();
+    values[op.getResult(0)] = *result;
+  }
+  Value output = body.getTerminator()->getOperand(0);
+  return nn::ensureBatched(b, model.getLoc(), values.lookup(output), samples);
+}
+
+/// The task loss of predictions on a set of samples (PyTorch's means).
+Value emitLoss(OpBuilder &b, Location loc, LossKind kind, Value prediction,
+               Value target) {
+  Type element =
+      cast<RankedTensorType>(prediction.getType()).getElementType();
+  auto scalar = RankedTensorType::get({}, element);
+  if (kind == LossKind::MSE)
+    return nn::MSELossOp::create(b, loc, scalar, prediction, target);
+  return nn::CrossEntropyLossOp::create(b, loc, scalar, prediction, target);
+}
+
+class StepBuilder {
+public:
+  StepBuilder(TrainOp train, func::FuncOp model, TasksOp tasks)
+      : train(train), model(model), tasks(tasks) {}
+
+  FailureOr<func::FuncOp> build(OpBuilder &b);
+
+private:
+  /// The per-task query loss after adaptation, inside a meta.map body.
+  FailureOr<Value> emitTaskLoss(OpBuilder &b, MAMLAttr maml, ValueRange params,
+                                ValueRange task);
+
+  TrainOp train;
+  func::FuncOp model;
+  TasksOp tasks;
+};
+
+FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, MAMLAttr maml,
+                                           ValueRange params,
+                                           ValueRange task) {
+  Location loc = train.getLoc();
+  LossKind kind = train.getLoss();
+  SmallVector<Type> paramTypes(params.getTypes());
+  auto adapt = AdaptOp::create(
+      b, loc, paramTypes, params, b.getI64IntegerAttr(maml.getSteps()),
+      b.getF64FloatAttr(maml.getInnerLr().convertToDouble()),
+      b.getI64IntegerAttr(maml.getOrder()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(&adapt.getBody());
+    for (Type t : paramTypes)
+      block->addArgument(t, loc);
+    FailureOr<Value> prediction =
+        applyModel(b, model, block->getArguments(), task[0]);
+    if (failed(prediction))
+      return failure();
+    YieldOp::create(b, loc, emitLoss(b, loc, kind, *prediction, task[1]));
+  }
+  FailureOr<Value> prediction =
+      applyModel(b, model, adapt.getResults(), task[2]);
+  if (failed(prediction))
+    return failure();
+  return emitLoss(b, loc, kind, *prediction, task[3]);
+}
+
+FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
+  auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm());
+  if (!maml)
+    return train.emitOpError("algorithm ")
+           << train.getAlgorithm()
+           << " is not supported by the expand phase yet (MAML and FOMAML "
+              "are)";
+  Location loc = train.getLoc();
+  int64_t count = train.getMetaBatch();
+  FunctionType modelType = model.getFunctionType();
+  SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
+  Type input = tasks.getInputType(), target = tasks.getTargetType();
+  int64_t support = tasks.getSupport(), query = tasks.getQuery();
+  SmallVector<Type> batchTypes = {stacked({count, support}, input),
+                                  stacked({count, support}, target),
+                                  stacked({count, query}, input),
+                                  stacked({count, query}, target)};
+
+  // Optimizer state: per-parameter buffers, then the step count.
+  OptimizerStateLayout layout = getOptimizerStateLayout(train.getOptimizer());
+  SmallVector<Type> stateTypes;
+  for (unsigned k = 0; k < layout.perParam; ++k)
+    llvm::append_range(stateTypes, paramTypes);
+  if (layout.stepCounter)
+    stateTypes.push_back(RankedTensorType::get({}, b.getI64Type()));
+
+  Type element = cast<RankedTensorType>(modelType.getResult(0)).getElementType();
+  auto scalar = RankedTensorType::get({}, element);
+  SmallVector<Type> inputs(paramTypes);
+  llvm::append_range(inputs, stateTypes);
+  llvm::append_range(inputs, batchTypes);
+  SmallVector<Type> results(paramTypes);
+  llvm::append_range(results, stateTypes);
+  results.push_back(scalar);
+
+  auto step = func::FuncOp::create(b, loc, (train.getSymName() + ".step").str(),
+                                   b.getFunctionType(inputs, results));
+  Block *entry = step.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  size_t n = paramTypes.size();
+  ValueRange args = entry->getArguments();
+  ValueRange params = args.take_front(n);
+  ValueRange state = args.slice(n, stateTypes.size());
+  ValueRange batch = args.take_back(4);
+
+  // The meta-gradient of the mean query loss over the batch's tasks.
+  SmallVector<Type> gradTypes{scalar};
+  llvm::append_range(gradTypes, paramTypes);
+  auto grad = GradOp::create(b, loc, gradTypes, params, false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    Block *body = b.createBlock(&grad.getBody());
+    for (Type t : paramTypes)
+      body->addArgument(t, loc);
+    auto map = MapOp::create(b, loc, TypeRange{stacked({count}, scalar)},
+                             batch, body->getArguments());
+    Block *taskBody = b.createBlock(&map.getBody());
+    for (Type t : batchTypes)
+      taskBody->addArgument(taskSlice(t), loc);
+    for (Type t : paramTypes)
+      taskBody->addArgument(t, loc);
+    FailureOr<Value> taskLoss =
+        emitTaskLoss(b, maml, taskBody->getArguments().drop_front(4),
+                     taskBody->getArguments().take_front(4));
+    if (failed(taskLoss))
+      return failure();
+    YieldOp::create(b, loc, *taskLoss);
+    b.setInsertionPointAfter(map);
+    nn::NNBuilder nn(b, loc);
+    YieldOp::create(b, loc, nn.reduceMean(map.getResult(0), {0}));
+  }
+  auto update = OuterStepOp::create(b, loc, train.getOptimizer(), params,
+                                    grad.getGradients(), state);
+  SmallVector<Value> returned(update.getResults());
+  returned.push_back(grad.getValue());
+  func::ReturnOp::create(b, loc, returned);
+  return step;
+}
+
+struct MetaExpandPass
+    : public metac::meta::impl::MetaExpandBase<MetaExpandPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(module.getContext());
+    for (TrainOp train : llvm::to_vector(module.getOps<TrainOp>())) {
+      auto model = module.lookupSymbol<func::FuncOp>(train.getModel());
+      auto tasks = module.lookupSymbol<TasksOp>(train.getTasks());
+      if (!model || !tasks) {
+        train.emitOpError("refers to a missing model or task distribution");
+        return signalPassFailure();
+      }
+      b.setInsertionPointAfter(train);
+      FailureOr<func::FuncOp> step = StepBuilder(train, model, tasks).build(b);
+      if (failed(step))
+        return signalPassFailure();
+      train->setAttr("meta.step", FlatSymbolRefAttr::get(*step));
+    }
+  }
+};
+
+} // namespace

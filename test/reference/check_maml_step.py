@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Checks metac's MAML meta-gradient step against PyTorch.
+
+For each configuration below (MLPs of odd sizes with tanh or ReLU, MAML
+order 2 and order 1 with several inner steps, f64 and f32, MSE on sinusoid
+tasks and cross-entropy on fixed episodes), writes a spec with
+`optimizer = sgd { lr = 1.0 }`, compiles it with `metac --compile-to=autodiff`
+(expand, batched and autodiff phases), evaluates the step function
+`@<train>.step` on the reference interpreter with `metac-eval` (seeded random
+parameters and task batch), and recomputes the same step from the printed
+inputs with PyTorch: per task, the inner SGD steps with
+`torch.autograd.grad(..., create_graph=(order == 2))`, the query loss, the
+mean over tasks, its gradient with respect to the initial parameters, and
+theta - 1.0 * grad. The new parameters and the meta-loss must agree to a
+relative error below 1e-9 (f64) or 1e-4 (f32).
+
+Run with Debian's /usr/bin/python3 and its python3-torch.
+"""
+
+import argparse
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+except ImportError as error:
+    sys.exit(
+        f"check_maml_step.py: error: cannot import torch ({error}); install "
+        "Debian's python3-torch (scripts/setup.sh) and run this script with "
+        "/usr/bin/python3"
+    )
+
+# name, hidden sizes, activation, inner steps, inner lr, order, dtype, loss
+CONFIGS = [
+    ("relu_order2", [7, 5], "relu", 1, 0.01, 2, "f64", "mse"),
+    ("tanh_order2_3steps", [9, 3], "tanh", 3, 0.1, 2, "f64", "mse"),
+    ("tanh_order1_3steps", [9, 3], "tanh", 3, 0.1, 1, "f64", "mse"),
+    ("relu_order1_2steps", [11], "relu", 2, 0.05, 1, "f64", "mse"),
+    ("tanh_order2_f32", [7, 5], "tanh", 2, 0.1, 2, "f32", "mse"),
+    ("relu_order2_xent", [6], "relu", 2, 0.2, 2, "f64", "cross_entropy"),
+]
+META_BATCH, SUPPORT, QUERY, FEATURES, CLASSES = 3, 5, 4, 3, 3
+
+
+def write_episodes(path, dtype):
+    """A safetensors file with the shapes the spec compiles against (metac
+    reads only the header at compile time; the step takes its batch as
+    arguments)."""
+    tensors = {
+        "support.x": ("F64" if dtype == "f64" else "F32", [2, SUPPORT, FEATURES]),
+        "support.y": ("I64", [2, SUPPORT]),
+        "query.x": ("F64" if dtype == "f64" else "F32", [2, QUERY, FEATURES]),
+        "query.y": ("I64", [2, QUERY]),
+    }
+    header, offset = {}, 0
+    for name, (dt, shape) in tensors.items():
+        size = 8 if dt in ("F64", "I64") else 4
+        count = 1
+        for d in shape:
+            count *= d
+        header[name] = {"dtype": dt, "shape": shape,
+                        "data_offsets": [offset, offset + count * size]}
+        offset += count * size
+    blob = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(offset))
+
+
+def write_spec(directory, config):
+    name, hidden, activation, steps, lr, order, dtype, loss = config
+    if loss == "mse":
+        features, out = 1, 1
+        tasks = (f"tasks t = sinusoid {{ support = {SUPPORT}, query = {QUERY}, "
+                 f"dtype = {dtype} }}")
+    else:
+        features, out = FEATURES, CLASSES
+        write_episodes(directory / "episodes.safetensors", dtype)
+        tasks = 'tasks t = episodes { path = "episodes.safetensors" }'
+    lines = [f"model m(x: {dtype}[{features}]) -> {dtype}[{out}] {{", "  h = x"]
+    for i, width in enumerate(hidden):
+        lines.append(f'  h = {activation}(linear(h, {width}, name = "l{i}"))')
+    lines.append('  return linear(h, %d, name = "out")' % out)
+    lines.append("}")
+    lines.append(tasks)
+    lines.append(
+        f"train {name} {{ model = m, tasks = t, loss = {loss}, "
+        f"algorithm = maml {{ steps = {steps}, inner_lr = {lr}, order = {order} }}, "
+        f"optimizer = sgd {{ lr = 1.0 }}, meta_batch = {META_BATCH}, iterations = 1 }}")
+    spec = directory / f"{name}.meta"
+    spec.write_text("\n".join(lines) + "\n")
+    return spec
+
+
+def tensor(entry, dtype):
+    if entry.get("integer"):
+        return torch.tensor(entry["values"], dtype=torch.int64).reshape(entry["shape"])
+    return torch.tensor(entry["values"], dtype=dtype).reshape(entry["shape"])
+
+
+def torch_step(config, inputs):
+    _, hidden, activation, steps, lr, order, dtype, loss_kind = config
+    dt = torch.float64 if dtype == "f64" else torch.float32
+    n = 2 * (len(hidden) + 1)
+    params = [tensor(e, dt).requires_grad_() for e in inputs[:n]]
+    sx, sy, qx, qy = [tensor(e, dt) for e in inputs[n:]]
+    act = torch.relu if activation == "relu" else torch.tanh
+
+    def model(p, x):
+        h = x
+        for i in range(0, n - 2, 2):
+            h = act(torch.nn.functional.linear(h, p[i], p[i + 1]))
+        return torch.nn.functional.linear(h, p[-2], p[-1])
+
+    def loss(prediction, target):
+        if loss_kind == "mse":
+            return torch.nn.functional.mse_loss(prediction, target)
+        return torch.nn.functional.cross_entropy(prediction, target)
+
+    query_losses = []
+    for t in range(sx.shape[0]):
+        fast = params
+        for _ in range(steps):
+            inner = loss(model(fast, sx[t]), sy[t])
+            grads = torch.autograd.grad(inner, fast, create_graph=(order == 2))
+            fast = [p - lr * g for p, g in zip(fast, grads)]
+        query_losses.append(loss(model(fast, qx[t]), qy[t]))
+    meta_loss = torch.stack(query_losses).mean()
+    grads = torch.autograd.grad(meta_loss, params)
+    new_params = [(p - 1.0 * g).detach() for p, g in zip(params, grads)]
+    return new_params, meta_loss.detach()
+
+
+def relative_error(actual, expected):
+    scale = torch.clamp(expected.abs(), min=1e-3 * float(expected.abs().max()) + 1e-300)
+    return float(((actual - expected).abs() / scale).max())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--metac", default="metac")
+    parser.add_argument("--metac-eval", default="metac-eval")
+    parser.add_argument("--seeds", default="1,2")
+    args = parser.parse_args()
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = pathlib.Path(tmp)
+        for config in CONFIGS:
+            name, dtype = config[0], config[6]
+            spec = write_spec(directory, config)
+            step = directory / f"{name}.mlir"
+            subprocess.run([args.metac, str(spec), "--compile-to=autodiff",
+                            "-o", str(step)], check=True)
+            for seed in args.seeds.split(","):
+                result = subprocess.run(
+                    [args.metac_eval, str(step), f"--entry={name}.step",
+                     f"--seed={seed}"], capture_output=True, text=True)
+                if result.returncode:
+                    print(f"{name} seed {seed}: metac-eval failed:\n{result.stderr}")
+                    failures += 1
+                    continue
+                data = json.loads(result.stdout)
+                inputs, outputs = data["inputs"], data["outputs"]
+                n = 2 * (len(config[1]) + 1)
+                expected_params, expected_loss = torch_step(config, inputs)
+                dt = torch.float64 if dtype == "f64" else torch.float32
+                errors = [relative_error(tensor(outputs[i], torch.float64),
+                                         expected_params[i].double())
+                          for i in range(n)]
+                errors.append(relative_error(tensor(outputs[-1], torch.float64),
+                                             expected_loss.double()))
+                worst = max(errors)
+                tolerance = 1e-9 if dtype == "f64" else 1e-4
+                status = "ok" if worst < tolerance else "FAILED"
+                failures += status != "ok"
+                print(f"{name} seed {seed}: max relative error {worst:.2e} "
+                      f"(tolerance {tolerance:.0e}) {status}")
+    print(f"{len(CONFIGS) * len(args.seeds.split(',')) - failures} passed, "
+          f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
