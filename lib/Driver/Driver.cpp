@@ -8,6 +8,11 @@
 #include "metac/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -76,6 +81,17 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   if (failed(applyPassManagerCLOptions(pm)) ||
       failed(buildPipelineTo(pm, phase)) || failed(pm.run(*module)))
     return failure();
+  if (phase == Phase::LLVM) {
+    registerBuiltinDialectTranslation(context);
+    registerLLVMDialectTranslation(context);
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*module, llvmContext, "metac");
+    if (!llvmModule)
+      return emitError(module->getLoc(), "translation to LLVM IR failed");
+    llvmModule->print(os, nullptr);
+    return success();
+  }
   module->print(os);
   return success();
 }

@@ -5,6 +5,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 
 using namespace mlir;
@@ -27,8 +28,8 @@ constexpr PhaseInfo kPhases[] = {
     {metac::Phase::Planned, "planned", false},
     {metac::Phase::Partitioned, "partitioned", false},
     {metac::Phase::Optimized, "optimized", false},
-    {metac::Phase::Lowered, "lowered", false},
-    {metac::Phase::LLVM, "llvm", false},
+    {metac::Phase::Lowered, "lowered", true},
+    {metac::Phase::LLVM, "llvm", true},
     {metac::Phase::Exe, "exe", false},
 };
 
@@ -75,13 +76,18 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // The planned, partitioned and optimized phases are the identity on one
+  // device until the distribution milestones fill them in.
+  if (phase >= Phase::Lowered)
+    pm.addPass(createConvertNNToRuntime());
+  // `llvm` is the lowered module translated to LLVM IR (by the driver).
   return success();
 }
 
 void metac::registerPhasePipelines() {
   // One pipeline per implemented phase after `meta`, from meta-phase IR.
   for (const PhaseInfo &p : kPhases) {
-    if (!p.implemented || p.phase == Phase::AST)
+    if (!p.implemented || p.phase == Phase::AST || p.phase == Phase::LLVM)
       continue;
     Phase phase = p.phase;
     PassPipelineRegistration<>(

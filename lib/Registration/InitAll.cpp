@@ -2,6 +2,7 @@
 
 #include "metac/InitAll.h"
 
+#include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/MetaDialect.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Dialect/NN/IR/NNDialect.h"
@@ -38,5 +39,6 @@ void metac::registerAllPasses() {
   mlir::bufferization::registerBufferizationPasses();
   mlir::shard::registerShardPasses();
   meta::registerMetaPasses();
+  registerConversionPasses();
   registerPhasePipelines();
 }

@@ -1,0 +1,20 @@
+//===- Passes.h - metac conversion passes -----------------------*- C++ -*-===//
+
+#ifndef METAC_CONVERSION_PASSES_H
+#define METAC_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace metac {
+
+#define GEN_PASS_DECL
+#include "metac/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "metac/Conversion/Passes.h.inc"
+
+} // namespace metac
+
+#endif // METAC_CONVERSION_PASSES_H

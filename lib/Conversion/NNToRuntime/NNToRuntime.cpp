@@ -1,0 +1,406 @@
+//===- NNToRuntime.cpp - step functions to metart calls -------------------===//
+
+#include "metac/Conversion/Passes.h"
+
+#include "RuntimeCallEmitter.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace metac {
+#define GEN_PASS_DEF_CONVERTNNTORUNTIME
+#include "metac/Conversion/Passes.h.inc"
+} // namespace metac
+
+using namespace mlir;
+using namespace metac;
+using metac::lowering::RuntimeCallEmitter;
+
+namespace {
+
+/// metart_unary_op and metart_binary_op codes.
+std::optional<int64_t> unaryCode(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case([](nn::NegOp) { return 0; })
+      .Case([](nn::ExpOp) { return 1; })
+      .Case([](nn::LogOp) { return 2; })
+      .Case([](nn::SqrtOp) { return 3; })
+      .Case([](nn::RsqrtOp) { return 4; })
+      .Case([](nn::ErfOp) { return 5; })
+      .Case([](nn::ReluOp) { return 6; })
+      .Case([](nn::StepOp) { return 7; })
+      .Case([](nn::TanhOp) { return 8; })
+      .Case([](nn::SigmoidOp) { return 9; })
+      .Case([](nn::GeluOp) { return 10; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<int64_t> binaryCode(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case([](nn::AddOp) { return 0; })
+      .Case([](nn::SubOp) { return 1; })
+      .Case([](nn::MulOp) { return 2; })
+      .Case([](nn::DivOp) { return 3; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+int64_t byteSize(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+}
+
+class StepLowering {
+public:
+  StepLowering(ModuleOp module, func::FuncOp step, StringRef name)
+      : step(step), name(name.str()), emit(module, step.getLoc()) {}
+
+  LogicalResult lower();
+
+private:
+  Value operand(Value v) { return descriptors.lookup(v); }
+  Value result(Operation *op) {
+    Value d = emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()));
+    descriptors[op->getResult(0)] = d;
+    return d;
+  }
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerConstant(arith::ConstantOp op);
+  LogicalResult lowerOuterStep(meta::OuterStepOp op);
+  void lowerReturn(func::ReturnOp op);
+
+  func::FuncOp step;
+  std::string name;
+  RuntimeCallEmitter emit;
+  DenseMap<Value, Value> descriptors;
+};
+
+LogicalResult StepLowering::lower() {
+  if (!step.getBody().hasOneBlock())
+    return step.emitError("only straight-line step functions can be lowered");
+  emit.beginFunction(name);
+  emit.call("metart_scratch_reset", {emit.context()});
+  for (auto [i, arg] : llvm::enumerate(step.getArguments()))
+    descriptors[arg] = emit.arrayElement(emit.inputs(), i);
+  for (Operation &op : step.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      lowerReturn(ret);
+      continue;
+    }
+    if (failed(lowerOp(&op)))
+      return failure();
+  }
+  emit.finishFunction();
+  return success();
+}
+
+LogicalResult StepLowering::lowerConstant(arith::ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitOpError("only dense tensor constants can be lowered");
+  Value d = result(op);
+  if (dense.isSplat()) {
+    Attribute v = dense.getSplatValue<Attribute>();
+    double value = isa<FloatAttr>(v) ? cast<FloatAttr>(v).getValueAsDouble()
+                                     : cast<IntegerAttr>(v).getInt();
+    emit.checkedCall("metart_fill", {emit.context(), d, emit.f64(value)});
+    return success();
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  Value source = emit.bytes(StringRef(raw.data(), raw.size()));
+  emit.checkedCall("metart_copy_to_device",
+                   {emit.context(), emit.dataOf(d), source,
+                    emit.i64(byteSize(op.getType()))});
+  return success();
+}
+
+LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
+  // The update is in place: nothing after it may read the old values.
+  for (Value v : llvm::concat<Value>(op.getParams(), op.getState()))
+    for (Operation *user : v.getUsers())
+      if (user != op && op->isBeforeInBlock(user))
+        return op.emitOpError("updates parameters in place, but they are "
+                              "used after it");
+  Value ctx = emit.context();
+  size_t n = op.getParams().size();
+  Attribute optimizer = op.getOptimizer();
+  if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
+    bool momentum = !sgd.getMomentum().isZero();
+    for (size_t i = 0; i < n; ++i)
+      emit.checkedCall(
+          "metart_sgd_update",
+          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
+           momentum ? operand(op.getState()[i]) : emit.null(),
+           emit.f64(sgd.getLr().convertToDouble()),
+           emit.f64(sgd.getMomentum().convertToDouble()),
+           emit.f64(sgd.getWeightDecay().convertToDouble())});
+  } else {
+    bool decoupled = isa<meta::AdamWAttr>(optimizer);
+    auto hyper = [&](auto adam) {
+      return SmallVector<double>{adam.getLr().convertToDouble(),
+                                 adam.getBeta1().convertToDouble(),
+                                 adam.getBeta2().convertToDouble(),
+                                 adam.getEps().convertToDouble(),
+                                 adam.getWeightDecay().convertToDouble()};
+    };
+    SmallVector<double> h = decoupled ? hyper(cast<meta::AdamWAttr>(optimizer))
+                                      : hyper(cast<meta::AdamAttr>(optimizer));
+    // The step count lives in a device tensor<i64>: bring it to the host,
+    // count this step, and write it back.
+    OpBuilder &b = emit.builder();
+    Location loc = op.getLoc();
+    Value counter = operand(op.getState().back());
+    Value slot = LLVM::AllocaOp::create(b, loc, emit.ptrType(), b.getI64Type(),
+                                        emit.i64(1), 8);
+    emit.checkedCall("metart_copy_to_host",
+                     {ctx, slot, emit.dataOf(counter), emit.i64(8)});
+    Value stepCount = LLVM::AddOp::create(
+        b, loc, LLVM::LoadOp::create(b, loc, b.getI64Type(), slot),
+        emit.i64(1));
+    LLVM::StoreOp::create(b, loc, stepCount, slot);
+    emit.checkedCall("metart_copy_to_device",
+                     {ctx, emit.dataOf(counter), slot, emit.i64(8)});
+    for (size_t i = 0; i < n; ++i)
+      emit.checkedCall(
+          "metart_adam_update",
+          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
+           operand(op.getState()[i]), operand(op.getState()[n + i]),
+           stepCount, emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
+           emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled)});
+  }
+  for (auto [r, v] : llvm::zip(op.getResults(),
+                               llvm::concat<Value>(op.getParams(),
+                                                   op.getState())))
+    descriptors[r] = operand(v);
+  return success();
+}
+
+void StepLowering::lowerReturn(func::ReturnOp op) {
+  for (auto [i, v] : llvm::enumerate(op.getOperands())) {
+    Value destination = emit.arrayElement(emit.outputs(), i);
+    emit.checkedCall("metart_copy_device",
+                     {emit.context(), emit.dataOf(destination),
+                      emit.dataOf(operand(v)), emit.i64(byteSize(v.getType()))});
+  }
+}
+
+LogicalResult StepLowering::lowerOp(Operation *op) {
+  Value ctx = emit.context();
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    return lowerConstant(c);
+  if (auto outer = dyn_cast<meta::OuterStepOp>(op))
+    return lowerOuterStep(outer);
+  if (isa<nn::ReshapeOp, nn::StopGradientOp>(op)) {
+    // Row-major reshapes and stop-gradients share their operand's data.
+    descriptors[op->getResult(0)] =
+        emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()),
+                        emit.dataOf(operand(op->getOperand(0))));
+    return success();
+  }
+  auto args = [&](std::initializer_list<Value> values) {
+    return SmallVector<Value>(values);
+  };
+  auto opt = [&](Value v) { return v ? operand(v) : emit.null(); };
+  auto arr = [&](ArrayRef<int64_t> a) { return emit.i64Array(a); };
+  if (std::optional<int64_t> code = unaryCode(op)) {
+    Value x = operand(op->getOperand(0));
+    emit.checkedCall("metart_nn_unary", {ctx, emit.i32(*code), x, result(op)});
+    return success();
+  }
+  if (std::optional<int64_t> code = binaryCode(op)) {
+    Value a = operand(op->getOperand(0)), c = operand(op->getOperand(1));
+    emit.checkedCall("metart_nn_binary",
+                     {ctx, emit.i32(*code), a, c, result(op)});
+    return success();
+  }
+  std::optional<std::pair<StringRef, SmallVector<Value>>> call =
+      llvm::TypeSwitch<Operation *,
+                       std::optional<std::pair<StringRef, SmallVector<Value>>>>(
+          op)
+          .Case([&](nn::ScaleOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_scale"),
+                args({ctx, operand(o.getInput()),
+                      emit.f64(o.getFactor().convertToDouble()), result(o)}));
+          })
+          .Case([&](nn::LinearOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_linear"),
+                args({ctx, operand(o.getInput()), operand(o.getWeight()),
+                      opt(o.getBias()), result(o)}));
+          })
+          .Case([&](nn::MatmulOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_matmul"),
+                args({ctx, operand(o.getLhs()), operand(o.getRhs()),
+                      emit.i32(o.getTransposeLhs()),
+                      emit.i32(o.getTransposeRhs()), result(o)}));
+          })
+          .Case([&](nn::Conv2DOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_conv2d"),
+                args({ctx, operand(o.getInput()), operand(o.getWeight()),
+                      opt(o.getBias()), arr(o.getStride()),
+                      arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::Conv2DBackwardInputOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_conv2d_backward_input"),
+                args({ctx, operand(o.getGrad()), operand(o.getWeight()),
+                      arr(o.getStride()), arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::Conv2DBackwardWeightOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_conv2d_backward_weight"),
+                args({ctx, operand(o.getInput()), operand(o.getGrad()),
+                      arr(o.getStride()), arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::MaxPool2DOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_max_pool2d"),
+                args({ctx, operand(o.getInput()), arr(o.getKernel()),
+                      arr(o.getStride()), arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::AvgPool2DOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_avg_pool2d"),
+                args({ctx, operand(o.getInput()), arr(o.getKernel()),
+                      arr(o.getStride()), arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::MaxPool2DBackwardOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_max_pool2d_backward"),
+                args({ctx, operand(o.getInput()), operand(o.getGrad()),
+                      arr(o.getKernel()), arr(o.getStride()),
+                      arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::MaxPool2DGatherOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_max_pool2d_gather"),
+                args({ctx, operand(o.getInput()), operand(o.getSource()),
+                      arr(o.getKernel()), arr(o.getStride()),
+                      arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::AvgPool2DBackwardOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_avg_pool2d_backward"),
+                args({ctx, operand(o.getGrad()), arr(o.getKernel()),
+                      arr(o.getStride()), arr(o.getPadding()), result(o)}));
+          })
+          .Case([&](nn::BatchNormOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_batch_norm"),
+                args({ctx, operand(o.getInput()), operand(o.getWeight()),
+                      operand(o.getBias()), emit.i64(o.getChannelDim()),
+                      arr(o.getReduceDims()),
+                      emit.i64(o.getReduceDims().size()),
+                      emit.f64(o.getEpsilon().convertToDouble()), result(o)}));
+          })
+          .Case([&](nn::LayerNormOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_layer_norm"),
+                args({ctx, operand(o.getInput()), operand(o.getWeight()),
+                      operand(o.getBias()),
+                      emit.f64(o.getEpsilon().convertToDouble()), result(o)}));
+          })
+          .Case([&](nn::SoftmaxOp o) {
+            return std::make_pair(StringRef("metart_nn_softmax"),
+                                  args({ctx, operand(o.getInput()),
+                                        emit.i64(o.getAxis()), result(o)}));
+          })
+          .Case([&](nn::LogSoftmaxOp o) {
+            return std::make_pair(StringRef("metart_nn_log_softmax"),
+                                  args({ctx, operand(o.getInput()),
+                                        emit.i64(o.getAxis()), result(o)}));
+          })
+          .Case([&](nn::EmbeddingOp o) {
+            return std::make_pair(StringRef("metart_nn_embedding"),
+                                  args({ctx, operand(o.getIds()),
+                                        operand(o.getTable()), result(o)}));
+          })
+          .Case([&](nn::EmbeddingBackwardOp o) {
+            return std::make_pair(StringRef("metart_nn_embedding_backward"),
+                                  args({ctx, operand(o.getIds()),
+                                        operand(o.getGrad()), result(o)}));
+          })
+          .Case([&](nn::OneHotOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_one_hot"),
+                args({ctx, operand(o.getLabels()), result(o)}));
+          })
+          .Case([&](nn::TransposeOp o) {
+            return std::make_pair(StringRef("metart_nn_transpose"),
+                                  args({ctx, operand(o.getInput()),
+                                        arr(o.getPermutation()), result(o)}));
+          })
+          .Case([&](nn::BroadcastOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_broadcast"),
+                args({ctx, operand(o.getInput()), arr(o.getDimensions()),
+                      emit.i64(o.getDimensions().size()), result(o)}));
+          })
+          .Case([&](nn::ReduceSumOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_reduce_sum"),
+                args({ctx, operand(o.getInput()), arr(o.getDimensions()),
+                      emit.i64(o.getDimensions().size()), result(o)}));
+          })
+          .Case([&](nn::ReduceMeanOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_reduce_mean"),
+                args({ctx, operand(o.getInput()), arr(o.getDimensions()),
+                      emit.i64(o.getDimensions().size()), result(o)}));
+          })
+          .Case([&](nn::MSELossOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_mse_loss"),
+                args({ctx, operand(o.getPrediction()), operand(o.getTarget()),
+                      emit.i64(o.getBatchRank()), result(o)}));
+          })
+          .Case([&](nn::CrossEntropyLossOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_cross_entropy_loss"),
+                args({ctx, operand(o.getLogits()), operand(o.getLabels()),
+                      emit.i64(o.getBatchRank()), result(o)}));
+          })
+          .Default([](Operation *)
+                       -> std::optional<std::pair<StringRef, SmallVector<Value>>> {
+            return std::nullopt;
+          });
+  if (!call)
+    return op->emitOpError("cannot be lowered to the runtime (is the program "
+                           "past the autodiff phase?)");
+  emit.checkedCall(call->first, call->second);
+  return success();
+}
+
+struct ConvertNNToRuntimePass
+    : public metac::impl::ConvertNNToRuntimeBase<ConvertNNToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> steps;
+    for (auto train : module.getOps<meta::TrainOp>()) {
+      auto name = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
+      if (!name) {
+        train.emitOpError("has no step function (run the expand phase first)");
+        return signalPassFailure();
+      }
+      steps.push_back(module.lookupSymbol<func::FuncOp>(name));
+    }
+    // The lowered functions take the step functions' names.
+    for (func::FuncOp step : steps) {
+      std::string name = step.getSymName().str();
+      step.setSymName(name + ".tensor");
+      if (failed(StepLowering(module, step, name).lower()))
+        return signalPassFailure();
+    }
+    // What is left is LLVM dialect only.
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+      if (!isa<LLVM::LLVMFuncOp, LLVM::GlobalOp>(op))
+        op.erase();
+  }
+};
+
+} // namespace
