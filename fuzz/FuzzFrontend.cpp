@@ -40,8 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   metac::frontend::Module ast = parser.parseModule();
   if (diags.getErrorCount())
     return 0;
-  OwningOpRef<ModuleOp> module =
-      metac::frontend::generateMLIR(ast, diags, ".");
+  OwningOpRef<ModuleOp> module = metac::frontend::generateMLIR(ast, diags, ".");
   if (!module) {
     if (reported == 0) {
       std::fprintf(stderr, "metac rejected a spec without a diagnostic\n");

@@ -8,24 +8,24 @@
 #include "metac/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
 
 using namespace mlir;
 using namespace metac;
@@ -73,8 +73,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   llvm::sys::path::remove_filename(directory);
   if (directory.empty())
     directory = ".";
-  OwningOpRef<ModuleOp> module =
-      frontend::generateMLIR(ast, diags, directory);
+  OwningOpRef<ModuleOp> module = frontend::generateMLIR(ast, diags, directory);
   if (!module)
     return failure();
   PassManager pm(&context);
@@ -105,9 +104,10 @@ int metac::metacMain(int argc, char **argv) {
   registerPassManagerCLOptions();
   Options options;
   cl::HideUnrelatedOptions({&options.category, &llvm::getColorCategory()});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "metac: the meta-learning compiler\n\n"
-                              "Compiles a spec (.meta) to the IR of a phase.\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "metac: the meta-learning compiler\n\n"
+      "Compiles a spec (.meta) to the IR of a phase.\n");
 
   std::optional<Phase> phase = parsePhase(options.compileTo);
   if (!phase) {

@@ -1,4 +1,5 @@
-//===- DeclGen.h - tasks and train declarations to meta ops ------*- C++ -*-===//
+//===- DeclGen.h - tasks and train declarations to meta ops ------*- C++
+//-*-===//
 
 #ifndef METAC_LIB_FRONTEND_DECLGEN_H
 #define METAC_LIB_FRONTEND_DECLGEN_H
@@ -26,7 +27,8 @@ struct DeclarationNames {
 };
 
 /// Builds `meta.train` for a training program (null after errors).
-meta::TrainOp generateTrain(const TrainDecl &decl, const DeclarationNames &names,
+meta::TrainOp generateTrain(const TrainDecl &decl,
+                            const DeclarationNames &names,
                             SourceDiagnostics &diags, mlir::OpBuilder &builder);
 
 } // namespace metac::frontend

@@ -137,8 +137,9 @@ std::optional<int64_t> FieldReader::integer(llvm::StringRef name,
     return std::nullopt;
   }
   if (field->value->intValue < min) {
-    error(*field) << "field '" << name << "' of " << what << " must be >= "
-                  << min << ", got " << field->value->intValue;
+    error(*field) << "field '" << name << "' of " << what
+                  << " must be >= " << min << ", got "
+                  << field->value->intValue;
     return std::nullopt;
   }
   return field->value->intValue;
@@ -189,8 +190,8 @@ FieldReader::range(llvm::StringRef name, std::pair<double, double> def) {
   return std::make_pair(lo, hi);
 }
 
-std::optional<std::string>
-FieldReader::string(llvm::StringRef name, std::optional<std::string> def) {
+std::optional<std::string> FieldReader::string(llvm::StringRef name,
+                                               std::optional<std::string> def) {
   const Field *field = find(name);
   if (!field) {
     if (!def)
@@ -205,8 +206,8 @@ FieldReader::string(llvm::StringRef name, std::optional<std::string> def) {
   return field->value->text;
 }
 
-std::optional<std::string>
-FieldReader::name(llvm::StringRef name, std::optional<std::string> def) {
+std::optional<std::string> FieldReader::name(llvm::StringRef name,
+                                             std::optional<std::string> def) {
   const Field *field = find(name);
   if (!field) {
     if (!def)
@@ -214,8 +215,7 @@ FieldReader::name(llvm::StringRef name, std::optional<std::string> def) {
     return def;
   }
   if (!field->value || field->value->kind != ConfigValue::Kind::Name) {
-    error(*field) << "field '" << name << "' of " << what
-                  << " expects a name";
+    error(*field) << "field '" << name << "' of " << what << " expects a name";
     return std::nullopt;
   }
   return field->value->text;
@@ -223,8 +223,7 @@ FieldReader::name(llvm::StringRef name, std::optional<std::string> def) {
 
 std::optional<std::vector<int64_t>>
 FieldReader::integerList(llvm::StringRef name,
-                         std::optional<std::vector<int64_t>> def,
-                         int64_t min) {
+                         std::optional<std::vector<int64_t>> def, int64_t min) {
   const Field *field = find(name);
   if (!field) {
     if (!def)

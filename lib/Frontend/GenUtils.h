@@ -1,4 +1,5 @@
-//===- GenUtils.h - helpers shared by the MLIRGen files ----------*- C++ -*-===//
+//===- GenUtils.h - helpers shared by the MLIRGen files ----------*- C++
+//-*-===//
 
 #ifndef METAC_LIB_FRONTEND_GENUTILS_H
 #define METAC_LIB_FRONTEND_GENUTILS_H
@@ -44,8 +45,8 @@ public:
   std::optional<double> number(llvm::StringRef name, std::optional<double> def,
                                bool positive);
   /// A two-element numeric list `[lo, hi]` with lo <= hi.
-  std::optional<std::pair<double, double>>
-  range(llvm::StringRef name, std::pair<double, double> def);
+  std::optional<std::pair<double, double>> range(llvm::StringRef name,
+                                                 std::pair<double, double> def);
   std::optional<std::string> string(llvm::StringRef name,
                                     std::optional<std::string> def);
   /// A bare name such as `regressor` or `mse`.

@@ -2,8 +2,8 @@
 
 #include "metac/Frontend/Lexer.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -145,12 +145,11 @@ Token Lexer::lexNumber(size_t start, SourceLoc loc) {
   if (isIdentStart(peek()) || (peek() == '.' && isDigit(peek(1)))) {
     while (isDigit(peek()) || isIdentStart(peek()) || peek() == '.')
       advance();
-    diags.error(loc) << "malformed number '" << buffer.slice(start, pos)
-                     << "'";
+    diags.error(loc) << "malformed number '" << buffer.slice(start, pos) << "'";
     return makeToken(TokenKind::Error, start, loc);
   }
-  Token tok = makeToken(isFloat ? TokenKind::Float : TokenKind::Integer, start,
-                        loc);
+  Token tok =
+      makeToken(isFloat ? TokenKind::Float : TokenKind::Integer, start, loc);
   std::string text = tok.spelling.str();
   errno = 0;
   if (isFloat) {

@@ -43,7 +43,8 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
       return true;
     InFlightDiagnostic diag = diags.error(loc);
     diag << "redefinition of '" << name << "'";
-    diag.attachNote(diags.getLocation(it->second)) << "previous definition here";
+    diag.attachNote(diags.getLocation(it->second))
+        << "previous definition here";
     return false;
   };
 
@@ -61,8 +62,7 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
 
   DeclarationNames names;
   for (const FunctionDecl &fn : module.functions) {
-    if (fn.isBlock || names.models.count(fn.name) ||
-        blocks.count(fn.name))
+    if (fn.isBlock || names.models.count(fn.name) || blocks.count(fn.name))
       continue;
     if (func::FuncOp model = generateModel(fn, blocks, diags, builder))
       names.models[fn.name] = model;
@@ -72,7 +72,8 @@ metac::frontend::generateMLIR(const Module &module, SourceDiagnostics &diags,
   for (const TasksDecl &decl : module.tasks) {
     if (!declare(decl.name, decl.loc))
       continue;
-    if (meta::TasksOp tasks = generateTasks(decl, diags, builder, specDirectory))
+    if (meta::TasksOp tasks =
+            generateTasks(decl, diags, builder, specDirectory))
       names.tasks[decl.name] = tasks;
     else
       names.failed.insert(decl.name);

@@ -42,10 +42,10 @@ struct Scope {
 };
 
 constexpr llvm::StringLiteral kBuiltins[] = {
-    "linear",      "conv2d",     "max_pool2d", "avg_pool2d", "batch_norm",
-    "layer_norm",  "embedding",  "relu",       "tanh",       "sigmoid",
-    "gelu",        "exp",        "log",        "sqrt",       "softmax",
-    "log_softmax", "flatten",    "reshape",    "transpose",  "matmul",
+    "linear",      "conv2d",    "max_pool2d", "avg_pool2d", "batch_norm",
+    "layer_norm",  "embedding", "relu",       "tanh",       "sigmoid",
+    "gelu",        "exp",       "log",        "sqrt",       "softmax",
+    "log_softmax", "flatten",   "reshape",    "transpose",  "matmul",
     "sum",         "mean"};
 
 /// Bounds the inlining of nested blocks (and catches recursion early).
@@ -86,8 +86,7 @@ private:
   std::optional<double> numberValue(const Expr &expr, StringRef what);
   std::optional<SmallVector<int64_t>> intPair(const Expr *expr, StringRef what,
                                               int64_t def, int64_t min);
-  std::optional<SmallVector<int64_t>> intList(const Expr &expr,
-                                              StringRef what);
+  std::optional<SmallVector<int64_t>> intList(const Expr &expr, StringRef what);
   std::optional<bool> boolValue(const Expr *expr, StringRef what, bool def);
 
   // Parameters.
@@ -148,8 +147,9 @@ func::FuncOp ModelGenerator::generate(const FunctionDecl &model) {
   // Parameters take the element type of the model's output.
   paramElementType = resultType.getElementType();
 
-  auto fn = func::FuncOp::create(builder, loc(model.loc), model.name,
-                                 builder.getFunctionType({inputType}, {resultType}));
+  auto fn =
+      func::FuncOp::create(builder, loc(model.loc), model.name,
+                           builder.getFunctionType({inputType}, {resultType}));
   entry = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(entry);
@@ -354,8 +354,9 @@ Operand ModelGenerator::genBinary(const BinaryExpr &expr, Scope &scope) {
     return {};
   }
   if (!isFloatTensor(lhs.tensor)) {
-    diags.error(expr.getLoc()) << "'" << expr.op << "' needs float tensors, got "
-                               << formatType(lhs.tensor.getType());
+    diags.error(expr.getLoc())
+        << "'" << expr.op << "' needs float tensors, got "
+        << formatType(lhs.tensor.getType());
     return {};
   }
   Operation *op = nullptr;
@@ -394,17 +395,16 @@ Value ModelGenerator::genCall(const CallExpr &call, Scope &scope) {
 Value ModelGenerator::genBlockCall(const CallExpr &call,
                                    const FunctionDecl &block, Scope &scope) {
   if (llvm::is_contained(activeBlocks, &block)) {
-    diags.error(call.getLoc()) << "block '" << block.name
-                               << "' calls itself (blocks cannot recurse)";
+    diags.error(call.getLoc())
+        << "block '" << block.name << "' calls itself (blocks cannot recurse)";
     return nullptr;
   }
   if (activeBlocks.size() >= kMaxBlockDepth) {
-    diags.error(call.getLoc()) << "blocks nest more than " << kMaxBlockDepth
-                               << " deep";
+    diags.error(call.getLoc())
+        << "blocks nest more than " << kMaxBlockDepth << " deep";
     return nullptr;
   }
-  if (!checkArguments(call, block.params.size(), block.params.size(),
-                      {"name"}))
+  if (!checkArguments(call, block.params.size(), block.params.size(), {"name"}))
     return nullptr;
   std::optional<std::string> name = layerName(call, scope);
   if (!name)
@@ -476,8 +476,7 @@ bool ModelGenerator::checkArguments(const CallExpr &call, size_t minPositional,
   for (const KeywordArg &kw : call.keywords) {
     if (!llvm::is_contained(keywords, kw.name)) {
       InFlightDiagnostic diag = diags.error(kw.loc);
-      diag << "unknown argument '" << kw.name << "' to '" << call.callee
-           << "'";
+      diag << "unknown argument '" << kw.name << "' to '" << call.callee << "'";
       attachDidYouMean(diag, kw.name, keywords);
       return false;
     }
@@ -510,8 +509,8 @@ std::optional<int64_t> ModelGenerator::intValue(const Expr &expr,
                   : num->value <= -kLimit ? -INT64_MAX
                                           : static_cast<int64_t>(num->value);
   if (value < min) {
-    diags.error(expr.getLoc()) << what << " must be >= " << min << ", got "
-                               << value;
+    diags.error(expr.getLoc())
+        << what << " must be >= " << min << ", got " << value;
     return std::nullopt;
   }
   if (value > (int64_t(1) << 31)) {
@@ -531,9 +530,10 @@ std::optional<double> ModelGenerator::numberValue(const Expr &expr,
   return num->value;
 }
 
-std::optional<SmallVector<int64_t>>
-ModelGenerator::intPair(const Expr *expr, StringRef what, int64_t def,
-                        int64_t min) {
+std::optional<SmallVector<int64_t>> ModelGenerator::intPair(const Expr *expr,
+                                                            StringRef what,
+                                                            int64_t def,
+                                                            int64_t min) {
   if (!expr)
     return SmallVector<int64_t>{def, def};
   if (auto *list = dyn_cast<ListExpr>(expr)) {
@@ -554,8 +554,8 @@ ModelGenerator::intPair(const Expr *expr, StringRef what, int64_t def,
   return SmallVector<int64_t>{*v, *v};
 }
 
-std::optional<SmallVector<int64_t>>
-ModelGenerator::intList(const Expr &expr, StringRef what) {
+std::optional<SmallVector<int64_t>> ModelGenerator::intList(const Expr &expr,
+                                                            StringRef what) {
   auto *list = dyn_cast<ListExpr>(&expr);
   if (!list) {
     diags.error(expr.getLoc()) << what << " must be a list of integers";
@@ -594,8 +594,7 @@ std::optional<std::string> ModelGenerator::layerName(const CallExpr &call,
   std::string base;
   if (const Expr *named = keyword(call, "name")) {
     auto *str = dyn_cast<StringExpr>(named);
-    if (!str || str->value.empty() ||
-        llvm::any_of(str->value, [](char c) {
+    if (!str || str->value.empty() || llvm::any_of(str->value, [](char c) {
           return !(llvm::isAlnum(c) || c == '_' || c == '.');
         })) {
       diags.error(named->getLoc())
@@ -622,8 +621,8 @@ Value ModelGenerator::createParam(StringRef layer, StringRef suffix,
     diag.attachNote(diags.getLocation(it->second)) << "first defined here";
     return nullptr;
   }
-  Value param = entry->insertArgument(numParams, RankedTensorType::get(shape, element),
-                                      loc(where));
+  Value param = entry->insertArgument(
+      numParams, RankedTensorType::get(shape, element), loc(where));
   ++numParams;
   NamedAttrList attrs;
   attrs.set("meta.param", builder.getStringAttr(name));
@@ -645,9 +644,9 @@ Value ModelGenerator::finish(Operation *op) {
 bool ModelGenerator::requireFloat(Value v, const CallExpr &call) {
   if (isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType()))
     return true;
-  diags.error(call.getLoc()) << "'" << call.callee
-                             << "' needs a float tensor, got "
-                             << formatType(v.getType());
+  diags.error(call.getLoc())
+      << "'" << call.callee << "' needs a float tensor, got "
+      << formatType(v.getType());
   return false;
 }
 
@@ -655,9 +654,9 @@ bool ModelGenerator::requireRank(Value v, const CallExpr &call, int64_t minRank,
                                  StringRef layout) {
   if (cast<RankedTensorType>(v.getType()).getRank() >= minRank)
     return true;
-  diags.error(call.getLoc()) << "'" << call.callee << "' needs an input of "
-                             << "shape " << layout << ", got "
-                             << formatType(v.getType());
+  diags.error(call.getLoc())
+      << "'" << call.callee << "' needs an input of "
+      << "shape " << layout << ", got " << formatType(v.getType());
   return false;
 }
 
@@ -684,7 +683,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
   llvm::StringMap<UnaryBuilder> unary = {
       {"relu", [&](Value x) { return nn::ReluOp::create(builder, l, x); }},
       {"tanh", [&](Value x) { return nn::TanhOp::create(builder, l, x); }},
-      {"sigmoid", [&](Value x) { return nn::SigmoidOp::create(builder, l, x); }},
+      {"sigmoid",
+       [&](Value x) { return nn::SigmoidOp::create(builder, l, x); }},
       {"gelu", [&](Value x) { return nn::GeluOp::create(builder, l, x); }},
       {"exp", [&](Value x) { return nn::ExpOp::create(builder, l, x); }},
       {"log", [&](Value x) { return nn::LogOp::create(builder, l, x); }},
@@ -711,9 +711,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
         ta.getShape().drop_back(2) != tb.getShape().drop_back(2) ||
         ta.getShape().back() != tb.getShape()[tb.getRank() - 2] ||
         ta.getElementType() != tb.getElementType()) {
-      diags.error(call.getLoc())
-          << "'matmul' cannot multiply " << formatType(ta) << " by "
-          << formatType(tb);
+      diags.error(call.getLoc()) << "'matmul' cannot multiply "
+                                 << formatType(ta) << " by " << formatType(tb);
       return nullptr;
     }
     SmallVector<int64_t> shape(ta.getShape().drop_back());
@@ -810,10 +809,10 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
                     : Value();
     if (*bias && !b)
       return nullptr;
-    return finish(nn::Conv2DOp::create(
-        builder, l, RankedTensorType::get(shape, element), x, w, b,
-        builder.getDenseI64ArrayAttr(*stride),
-        builder.getDenseI64ArrayAttr(*padding)));
+    return finish(
+        nn::Conv2DOp::create(builder, l, RankedTensorType::get(shape, element),
+                             x, w, b, builder.getDenseI64ArrayAttr(*stride),
+                             builder.getDenseI64ArrayAttr(*padding)));
   }
 
   if (callee == "max_pool2d" || callee == "avg_pool2d") {
@@ -865,7 +864,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
 
   if (callee == "batch_norm" || callee == "layer_norm") {
     if (!onlyKeywords(1, {"name", "eps"}) || !requireFloat(x, call) ||
-        !requireRank(x, call, 1, callee == "batch_norm" ? "[C, ...]" : "[..., D]"))
+        !requireRank(x, call, 1,
+                     callee == "batch_norm" ? "[C, ...]" : "[..., D]"))
       return nullptr;
     double eps = 1e-5;
     if (const Expr *e = keyword(call, "eps")) {
@@ -908,8 +908,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     if (!onlyKeywords(3, {"name"}))
       return nullptr;
     if (!isa<IntegerType>(element)) {
-      diags.error(call.getLoc()) << "'embedding' needs integer ids, got "
-                                 << formatType(xt);
+      diags.error(call.getLoc())
+          << "'embedding' needs integer ids, got " << formatType(xt);
       return nullptr;
     }
     auto vocab = intValue(*call.args[1], "the vocabulary size", 1);
@@ -930,11 +930,12 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
   if (!requireFloat(x, call))
     return nullptr;
 
-  auto normaliseAxis = [&](int64_t axis, const Expr &where) -> std::optional<int64_t> {
+  auto normaliseAxis = [&](int64_t axis,
+                           const Expr &where) -> std::optional<int64_t> {
     int64_t rank = xt.getRank();
     if (axis < -rank || axis >= rank) {
-      diags.error(where.getLoc()) << "axis " << axis << " is out of range for "
-                                  << formatType(xt);
+      diags.error(where.getLoc())
+          << "axis " << axis << " is out of range for " << formatType(xt);
       return std::nullopt;
     }
     return axis < 0 ? axis + rank : axis;
@@ -975,8 +976,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
       int64_t count = 1;
       for (int64_t d : *s) {
         if (d < 1) {
-          diags.error(e->getLoc()) << "dimension sizes must be positive, got "
-                                   << d;
+          diags.error(e->getLoc())
+              << "dimension sizes must be positive, got " << d;
           return nullptr;
         }
         count = count > xt.getNumElements() ? count : count * d;
@@ -1057,9 +1058,9 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
   return finish(nn::ReduceMeanOp::create(builder, l, type, x, d));
 }
 
-func::FuncOp
-metac::frontend::generateModel(const FunctionDecl &model,
-                               const llvm::StringMap<const FunctionDecl *> &blocks,
-                               SourceDiagnostics &diags, OpBuilder &builder) {
+func::FuncOp metac::frontend::generateModel(
+    const FunctionDecl &model,
+    const llvm::StringMap<const FunctionDecl *> &blocks,
+    SourceDiagnostics &diags, OpBuilder &builder) {
   return ModelGenerator(blocks, diags, builder).generate(model);
 }

@@ -1,4 +1,5 @@
-//===- ModelGen.h - model declarations to func over nn ops -------*- C++ -*-===//
+//===- ModelGen.h - model declarations to func over nn ops -------*- C++
+//-*-===//
 
 #ifndef METAC_LIB_FRONTEND_MODELGEN_H
 #define METAC_LIB_FRONTEND_MODELGEN_H

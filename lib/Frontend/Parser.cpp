@@ -542,7 +542,8 @@ ExprPtr Parser::parseCallRest(std::string callee, SourceLoc loc) {
       args.push_back(std::move(arg));
     } while (consumeIf(TokenKind::Comma));
   }
-  if (!expect(TokenKind::RParen, ("to close the call to '" + callee + "'").c_str()))
+  if (!expect(TokenKind::RParen,
+              ("to close the call to '" + callee + "'").c_str()))
     return nullptr;
   return std::make_unique<CallExpr>(loc, std::move(callee), std::move(args),
                                     std::move(keywords));

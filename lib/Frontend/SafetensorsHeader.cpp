@@ -11,8 +11,10 @@ using namespace metac::frontend;
 
 static llvm::Error corrupt(llvm::StringRef path, const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "'" + path + "' is not a valid safetensors "
-                                              "file: " + why);
+                                 "'" + path +
+                                     "' is not a valid safetensors "
+                                     "file: " +
+                                     why);
 }
 
 llvm::Expected<llvm::StringMap<TensorInfo>>
@@ -26,8 +28,7 @@ metac::frontend::readSafetensorsHeader(llvm::StringRef path) {
   llvm::StringRef bytes = (*file)->getBuffer();
   if (bytes.size() < 8)
     return corrupt(path, "shorter than its 8-byte header length");
-  uint64_t headerSize =
-      llvm::support::endian::read64le(bytes.data());
+  uint64_t headerSize = llvm::support::endian::read64le(bytes.data());
   if (headerSize > bytes.size() - 8 || headerSize > (uint64_t(100) << 20))
     return corrupt(path, "header length " + llvm::Twine(headerSize) +
                              " exceeds the file");
@@ -35,8 +36,8 @@ metac::frontend::readSafetensorsHeader(llvm::StringRef path) {
   uint64_t dataSize = bytes.size() - 8 - headerSize;
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json)
-    return corrupt(path, "header is not JSON: " +
-                             llvm::toString(json.takeError()));
+    return corrupt(path,
+                   "header is not JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *object = json->getAsObject();
   if (!object)
     return corrupt(path, "header is not a JSON object");

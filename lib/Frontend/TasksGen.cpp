@@ -71,8 +71,9 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
     InFlightDiagnostic diag = diags.error(decl.kindLoc);
     diag << "unknown task distribution kind '" << decl.kind
          << "' (expected sinusoid, fashion_mnist, image_folder or episodes)";
-    attachDidYouMean(diag, decl.kind,
-                     SmallVector<StringRef>(std::begin(kKinds), std::end(kKinds)));
+    attachDidYouMean(
+        diag, decl.kind,
+        SmallVector<StringRef>(std::begin(kKinds), std::end(kKinds)));
     return nullptr;
   }
   std::string what = "task distribution '" + decl.name + "'";
@@ -82,9 +83,9 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
   std::optional<int64_t> ways;
 
   if (decl.kind == "sinusoid") {
-    FieldReader fields(diags, decl.fields, what, decl.loc,
-                       {"amplitude", "phase", "input", "support", "query",
-                        "dtype"});
+    FieldReader fields(
+        diags, decl.fields, what, decl.loc,
+        {"amplitude", "phase", "input", "support", "query", "dtype"});
     auto amplitude = fields.range("amplitude", {0.1, 5.0});
     auto phase = fields.range("phase", {0.0, 3.14159265358979});
     auto range = fields.range("input", {-5.0, 5.0});
@@ -184,14 +185,19 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
       }
       types[i] = RankedTensorType::get(it->second.shape, element);
     }
-    auto shape = [&](int i) { return cast<RankedTensorType>(types[i]).getShape(); };
-    auto elem = [&](int i) { return cast<RankedTensorType>(types[i]).getElementType(); };
-    bool consistent = shape(0)[0] == shape(1)[0] && shape(0)[0] == shape(2)[0] &&
-                      shape(0)[0] == shape(3)[0] && shape(0)[1] == shape(1)[1] &&
-                      shape(2)[1] == shape(3)[1] &&
-                      shape(0).drop_front(2) == shape(2).drop_front(2) &&
-                      shape(1).drop_front(2) == shape(3).drop_front(2) &&
-                      elem(0) == elem(2) && elem(1) == elem(3);
+    auto shape = [&](int i) {
+      return cast<RankedTensorType>(types[i]).getShape();
+    };
+    auto elem = [&](int i) {
+      return cast<RankedTensorType>(types[i]).getElementType();
+    };
+    bool consistent =
+        shape(0)[0] == shape(1)[0] && shape(0)[0] == shape(2)[0] &&
+        shape(0)[0] == shape(3)[0] && shape(0)[1] == shape(1)[1] &&
+        shape(2)[1] == shape(3)[1] &&
+        shape(0).drop_front(2) == shape(2).drop_front(2) &&
+        shape(1).drop_front(2) == shape(3).drop_front(2) &&
+        elem(0) == elem(2) && elem(1) == elem(3);
     if (!consistent) {
       fields.error(pathField)
           << "episodes file '" << resolved
@@ -211,7 +217,8 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
   auto op = meta::TasksOp::create(
       builder, diags.getLocation(decl.loc), builder.getStringAttr(decl.name),
       builder.getStringAttr(decl.kind), builder.getI64IntegerAttr(support),
-      builder.getI64IntegerAttr(query), ways ? builder.getI64IntegerAttr(*ways) : IntegerAttr(),
+      builder.getI64IntegerAttr(query),
+      ways ? builder.getI64IntegerAttr(*ways) : IntegerAttr(),
       TypeAttr::get(input), TypeAttr::get(target),
       config.getDictionary(builder.getContext()));
   return op;

@@ -203,7 +203,8 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   if (const Field *mesh = r.find("mesh")) {
     if (!mesh->value || mesh->value->kind != ConfigValue::Kind::Record ||
         !mesh->value->text.empty()) {
-      r.error(*mesh) << "'mesh' expects a record such as { task = 4, data = 2 }";
+      r.error(*mesh)
+          << "'mesh' expects a record such as { task = 4, data = 2 }";
       return nullptr;
     }
     FieldReader m(diags, mesh->value->fields, "mesh", mesh->value->loc,
@@ -243,8 +244,8 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
         << axes[0] << ") times micro_batches (" << *micro << ")";
     return nullptr;
   }
-  return meta::PlanAttr::get(b.getContext(), axes[0], axes[1], axes[2],
-                             axes[3], *micro, *kind);
+  return meta::PlanAttr::get(b.getContext(), axes[0], axes[1], axes[2], axes[3],
+                             *micro, *kind);
 }
 
 } // namespace
@@ -279,11 +280,13 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   auto model = lookup("model", declared.models, "model");
   auto tasks = lookup("tasks", declared.tasks, "task distribution");
 
-  std::optional<Constructor> algorithmValue = readConstructor(fields, "algorithm");
+  std::optional<Constructor> algorithmValue =
+      readConstructor(fields, "algorithm");
   if (!algorithmValue && !fields.has("algorithm"))
     fields.missing("algorithm");
-  Attribute algorithm =
-      algorithmValue ? buildAlgorithm(*algorithmValue, diags, builder) : nullptr;
+  Attribute algorithm = algorithmValue
+                            ? buildAlgorithm(*algorithmValue, diags, builder)
+                            : nullptr;
 
   std::optional<meta::LossKind> loss;
   bool isProtoNet = algorithm && isa<meta::ProtoNetAttr>(algorithm);
@@ -312,7 +315,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   auto seed = fields.integer("seed", 0, 0);
 
   meta::PlanAttr plan;
-  if (const ConfigValue *parallel = recordField(fields, "parallel"); parallel && metaBatch)
+  if (const ConfigValue *parallel = recordField(fields, "parallel");
+      parallel && metaBatch)
     plan = buildPlan(*parallel, diags, builder, *metaBatch);
 
   std::optional<int64_t> checkpointEvery;
@@ -335,10 +339,9 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       (fields.has("parallel") && !plan))
     return nullptr;
 
-  auto train = meta::TrainOp::create(builder, diags.getLocation(decl.loc),
-                                     decl.name, *model, *tasks, *loss,
-                                     algorithm, optimizer, *metaBatch,
-                                     *iterations, *seed);
+  auto train = meta::TrainOp::create(
+      builder, diags.getLocation(decl.loc), decl.name, *model, *tasks, *loss,
+      algorithm, optimizer, *metaBatch, *iterations, *seed);
   if (plan)
     train.setPlanAttr(plan);
   if (checkpointEvery) {

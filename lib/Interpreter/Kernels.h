@@ -33,8 +33,8 @@ private:
 };
 
 // Optimizers.cpp: the outer optimizer step (new parameters, then state).
-mlir::FailureOr<std::vector<Tensor>>
-evaluateOuterStep(meta::OuterStepOp op, const Frame &frame);
+mlir::FailureOr<std::vector<Tensor>> evaluateOuterStep(meta::OuterStepOp op,
+                                                       const Frame &frame);
 
 // Constant.cpp: dense tensor constants.
 mlir::FailureOr<Tensor> evaluateOp(mlir::arith::ConstantOp op,

@@ -20,7 +20,7 @@ using metac::interp::detail::Frame;
 
 FailureOr<std::vector<Tensor>>
 metac::interp::detail::evaluateOuterStep(meta::OuterStepOp op,
-                                          const Frame &frame) {
+                                         const Frame &frame) {
   size_t n = op.getParams().size();
   std::vector<Tensor> params, state;
   for (Value p : op.getParams())
@@ -52,11 +52,10 @@ metac::interp::detail::evaluateOuterStep(meta::OuterStepOp op,
   } else {
     bool decoupled = isa<meta::AdamWAttr>(optimizer);
     auto read = [&](auto adam) {
-      return std::array<double, 5>{adam.getLr().convertToDouble(),
-                                   adam.getBeta1().convertToDouble(),
-                                   adam.getBeta2().convertToDouble(),
-                                   adam.getEps().convertToDouble(),
-                                   adam.getWeightDecay().convertToDouble()};
+      return std::array<double, 5>{
+          adam.getLr().convertToDouble(), adam.getBeta1().convertToDouble(),
+          adam.getBeta2().convertToDouble(), adam.getEps().convertToDouble(),
+          adam.getWeightDecay().convertToDouble()};
     };
     auto [lr, beta1, beta2, eps, decay] =
         decoupled ? read(cast<meta::AdamWAttr>(optimizer))

@@ -2,11 +2,11 @@
 
 #include "metac/Pipelines/Pipelines.h"
 
+#include "metac/Conversion/Passes.h"
+#include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "metac/Conversion/Passes.h"
-#include "metac/Dialect/Meta/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace metac;
@@ -41,9 +41,9 @@ const PhaseInfo &info(metac::Phase phase) {
 
 llvm::ArrayRef<metac::Phase> metac::allPhases() {
   static const Phase phases[] = {
-      Phase::AST,         Phase::Meta,      Phase::Expand,  Phase::Batched,
-      Phase::Autodiff,    Phase::Planned,   Phase::Partitioned,
-      Phase::Optimized,   Phase::Lowered,   Phase::LLVM,    Phase::Exe};
+      Phase::AST,      Phase::Meta,    Phase::Expand,      Phase::Batched,
+      Phase::Autodiff, Phase::Planned, Phase::Partitioned, Phase::Optimized,
+      Phase::Lowered,  Phase::LLVM,    Phase::Exe};
   return phases;
 }
 

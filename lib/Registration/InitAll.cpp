@@ -26,7 +26,8 @@
 
 void metac::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<meta::MetaDialect, nn::NNDialect>();
-  registry.insert<mlir::arith::ArithDialect, mlir::bufferization::BufferizationDialect,
+  registry.insert<mlir::arith::ArithDialect,
+                  mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::LLVM::LLVMDialect,
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,

@@ -46,7 +46,8 @@ Value weightedSum(OpBuilder &b, Location loc, ValueRange values,
   for (auto [v, w] : llvm::zip(values, weights)) {
     Value product = nn.mul(v, arith::ConstantOp::create(b, loc, w));
     int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-    Value term = nn.reduceSum(product, llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    Value term =
+        nn.reduceSum(product, llvm::to_vector(llvm::seq<int64_t>(0, rank)));
     total = total ? nn.add(total, term) : term;
   }
   return total;
@@ -83,20 +84,19 @@ DenseElementsAttr randomWeights(RankedTensorType type,
   for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
     APFloat v(2 * rng.nextUnit() - 1);
     bool lost;
-    v.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-              &lost);
+    v.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     values.push_back(v);
   }
   return DenseElementsAttr::get(type, values);
 }
 
 /// Adds `name(args) -> results` to `module`, its body built by `build`.
-void addFunction(ModuleOp module, func::FuncOp like, StringRef name,
-                 llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)>
-                     build) {
+void addFunction(
+    ModuleOp module, func::FuncOp like, StringRef name,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> build) {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto fn = func::FuncOp::create(b, like.getLoc(), name,
-                                 b.getFunctionType(like.getArgumentTypes(), {}));
+  auto fn = func::FuncOp::create(
+      b, like.getLoc(), name, b.getFunctionType(like.getArgumentTypes(), {}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   SmallVector<Value> results = build(b, entry->getArguments());
@@ -115,8 +115,8 @@ FailureOr<GradientCheckResult>
 metac::testing::checkGradients(func::FuncOp func,
                                const GradientCheckOptions &options) {
   Location loc = func.getLoc();
-  func->getContext()->loadDialect<meta::MetaDialect, nn::NNDialect,
-                                  arith::ArithDialect>();
+  func->getContext()
+      ->loadDialect<meta::MetaDialect, nn::NNDialect, arith::ArithDialect>();
   if (!func.getBody().hasOneBlock())
     return func.emitError("gradient check needs a single-block function");
   SmallVector<unsigned> differentiated;
@@ -125,8 +125,8 @@ metac::testing::checkGradients(func::FuncOp func,
       differentiated.push_back(i);
   if (differentiated.empty() || func.getNumResults() == 0)
     return func.emitError("gradient check needs float arguments and results");
-  Type element = cast<RankedTensorType>(func.getResultTypes()[0])
-                     .getElementType();
+  Type element =
+      cast<RankedTensorType>(func.getResultTypes()[0]).getElementType();
   for (Type t : func.getResultTypes())
     if (cast<RankedTensorType>(t).getElementType() != element)
       return func.emitError("gradient check needs results of one float type");
@@ -137,12 +137,11 @@ metac::testing::checkGradients(func::FuncOp func,
   for (Type t : func.getResultTypes())
     outputWeights.push_back(randomWeights(cast<RankedTensorType>(t), rng));
   for (unsigned i : differentiated)
-    gradientWeights.push_back(randomWeights(
-        cast<RankedTensorType>(func.getArgumentTypes()[i]), rng));
+    gradientWeights.push_back(
+        randomWeights(cast<RankedTensorType>(func.getArgumentTypes()[i]), rng));
 
   // The checked functions live in a copy of the module, so calls resolve.
-  OwningOpRef<ModuleOp> module(
-      cast<ModuleOp>(func->getParentOp()->clone()));
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(func->getParentOp()->clone()));
   auto f = module->lookupSymbol<func::FuncOp>(func.getSymName());
   auto loss = [&](OpBuilder &b, ValueRange args) {
     return weightedSum(b, loc, inlineBody(b, f, args), outputWeights);

@@ -26,15 +26,16 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::opt<std::string> input(cl::Positional, cl::desc("<file.mlir>"),
                              cl::init("-"));
-  cl::opt<std::string> entry("entry",
-                             cl::desc("Check only this function"));
-  cl::opt<int> order("order", cl::desc("1: gradients; 2: also gradients of "
-                                       "gradients"),
+  cl::opt<std::string> entry("entry", cl::desc("Check only this function"));
+  cl::opt<int> order("order",
+                     cl::desc("1: gradients; 2: also gradients of "
+                              "gradients"),
                      cl::init(2));
   cl::opt<uint64_t> seed("seed", cl::desc("Seed of inputs and weights"),
                          cl::init(1));
   cl::opt<double> tolerance(
-      "tolerance", cl::desc("Accepted |analytic - numeric| / max(1, |numeric|)"),
+      "tolerance",
+      cl::desc("Accepted |analytic - numeric| / max(1, |numeric|)"),
       cl::init(1e-6));
   cl::ParseCommandLineOptions(argc, argv, "metac gradient checker\n");
   if (order != 1 && order != 2) {

@@ -1,4 +1,5 @@
-//===- metac-opt.cpp - MLIR optimizer driver for metac ---------------------===//
+//===- metac-opt.cpp - MLIR optimizer driver for metac
+//---------------------===//
 //
 // mlir-opt with the meta and nn dialects, metac's passes and phase pipelines,
 // and the upstream dialects and passes metac uses.

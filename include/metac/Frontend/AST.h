@@ -94,8 +94,8 @@ struct KeywordArg {
 struct CallExpr : Expr {
   CallExpr(SourceLoc loc, std::string callee, std::vector<ExprPtr> args,
            std::vector<KeywordArg> keywords)
-      : Expr(Kind::Call, loc), callee(std::move(callee)),
-        args(std::move(args)), keywords(std::move(keywords)) {}
+      : Expr(Kind::Call, loc), callee(std::move(callee)), args(std::move(args)),
+        keywords(std::move(keywords)) {}
   std::string callee;
   std::vector<ExprPtr> args;
   std::vector<KeywordArg> keywords;
@@ -181,7 +181,7 @@ struct ConfigValue {
   /// (`maml { ... }` is a Record whose `name` is "maml").
   std::string text;
   std::vector<ConfigValuePtr> elements; // List
-  std::vector<Field> fields;      // Record
+  std::vector<Field> fields;            // Record
 
   bool isNumber() const { return kind == Kind::Integer || kind == Kind::Float; }
   double asDouble() const {

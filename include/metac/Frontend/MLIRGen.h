@@ -1,4 +1,5 @@
-//===- MLIRGen.h - spec AST to meta and nn IR --------------------*- C++ -*-===//
+//===- MLIRGen.h - spec AST to meta and nn IR --------------------*- C++
+//-*-===//
 
 #ifndef METAC_FRONTEND_MLIRGEN_H
 #define METAC_FRONTEND_MLIRGEN_H

@@ -1,4 +1,5 @@
-//===- SafetensorsHeader.h - read tensor shapes of a safetensors file -*- C++ -*-===//
+//===- SafetensorsHeader.h - read tensor shapes of a safetensors file -*- C++
+//-*-===//
 //
 // The compiler needs the shapes of fixed episodes at compile time. A
 // safetensors file starts with an 8-byte little-endian header length and a

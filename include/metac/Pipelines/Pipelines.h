@@ -1,4 +1,5 @@
-//===- Pipelines.h - metac's phases ------------------------------*- C++ -*-===//
+//===- Pipelines.h - metac's phases ------------------------------*- C++
+//-*-===//
 //
 // The phases of metac, in order. Each is a named pass pipeline; `metac
 // --compile-to=PHASE` stops after it and prints its IR.

@@ -1,4 +1,5 @@
-//===- GradientCheck.h - finite-difference checks of the autodiff -*- C++ -*-===//
+//===- GradientCheck.h - finite-difference checks of the autodiff -*- C++
+//-*-===//
 //
 // Checks the gradients metac's autodiff produces for a function against
 // central finite differences, both evaluated with the reference interpreter.

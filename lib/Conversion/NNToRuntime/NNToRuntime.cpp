@@ -62,7 +62,8 @@ public:
 private:
   Value operand(Value v) { return descriptors.lookup(v); }
   Value result(Operation *op) {
-    Value d = emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()));
+    Value d =
+        emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()));
     descriptors[op->getResult(0)] = d;
     return d;
   }
@@ -129,21 +130,20 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
     bool momentum = !sgd.getMomentum().isZero();
     for (size_t i = 0; i < n; ++i)
-      emit.checkedCall(
-          "metart_sgd_update",
-          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
-           momentum ? operand(op.getState()[i]) : emit.null(),
-           emit.f64(sgd.getLr().convertToDouble()),
-           emit.f64(sgd.getMomentum().convertToDouble()),
-           emit.f64(sgd.getWeightDecay().convertToDouble())});
+      emit.checkedCall("metart_sgd_update",
+                       {ctx, operand(op.getParams()[i]),
+                        operand(op.getGrads()[i]),
+                        momentum ? operand(op.getState()[i]) : emit.null(),
+                        emit.f64(sgd.getLr().convertToDouble()),
+                        emit.f64(sgd.getMomentum().convertToDouble()),
+                        emit.f64(sgd.getWeightDecay().convertToDouble())});
   } else {
     bool decoupled = isa<meta::AdamWAttr>(optimizer);
     auto hyper = [&](auto adam) {
-      return SmallVector<double>{adam.getLr().convertToDouble(),
-                                 adam.getBeta1().convertToDouble(),
-                                 adam.getBeta2().convertToDouble(),
-                                 adam.getEps().convertToDouble(),
-                                 adam.getWeightDecay().convertToDouble()};
+      return SmallVector<double>{
+          adam.getLr().convertToDouble(), adam.getBeta1().convertToDouble(),
+          adam.getBeta2().convertToDouble(), adam.getEps().convertToDouble(),
+          adam.getWeightDecay().convertToDouble()};
     };
     SmallVector<double> h = decoupled ? hyper(cast<meta::AdamWAttr>(optimizer))
                                       : hyper(cast<meta::AdamAttr>(optimizer));
@@ -163,16 +163,15 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     emit.checkedCall("metart_copy_to_device",
                      {ctx, emit.dataOf(counter), slot, emit.i64(8)});
     for (size_t i = 0; i < n; ++i)
-      emit.checkedCall(
-          "metart_adam_update",
-          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
-           operand(op.getState()[i]), operand(op.getState()[n + i]),
-           stepCount, emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
-           emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled)});
+      emit.checkedCall("metart_adam_update",
+                       {ctx, operand(op.getParams()[i]),
+                        operand(op.getGrads()[i]), operand(op.getState()[i]),
+                        operand(op.getState()[n + i]), stepCount,
+                        emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
+                        emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled)});
   }
-  for (auto [r, v] : llvm::zip(op.getResults(),
-                               llvm::concat<Value>(op.getParams(),
-                                                   op.getState())))
+  for (auto [r, v] : llvm::zip(
+           op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
     descriptors[r] = operand(v);
   return success();
 }
@@ -182,7 +181,8 @@ void StepLowering::lowerReturn(func::ReturnOp op) {
     Value destination = emit.arrayElement(emit.outputs(), i);
     emit.checkedCall("metart_copy_device",
                      {emit.context(), emit.dataOf(destination),
-                      emit.dataOf(operand(v)), emit.i64(byteSize(v.getType()))});
+                      emit.dataOf(operand(v)),
+                      emit.i64(byteSize(v.getType()))});
   }
 }
 
@@ -242,8 +242,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             return std::make_pair(
                 StringRef("metart_nn_conv2d"),
                 args({ctx, operand(o.getInput()), operand(o.getWeight()),
-                      opt(o.getBias()), arr(o.getStride()),
-                      arr(o.getPadding()), result(o)}));
+                      opt(o.getBias()), arr(o.getStride()), arr(o.getPadding()),
+                      result(o)}));
           })
           .Case([&](nn::Conv2DBackwardInputOp o) {
             return std::make_pair(
@@ -365,10 +365,11 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                 args({ctx, operand(o.getLogits()), operand(o.getLabels()),
                       emit.i64(o.getBatchRank()), result(o)}));
           })
-          .Default([](Operation *)
-                       -> std::optional<std::pair<StringRef, SmallVector<Value>>> {
-            return std::nullopt;
-          });
+          .Default(
+              [](Operation *)
+                  -> std::optional<std::pair<StringRef, SmallVector<Value>>> {
+                return std::nullopt;
+              });
   if (!call)
     return op->emitOpError("cannot be lowered to the runtime (is the program "
                            "past the autodiff phase?)");

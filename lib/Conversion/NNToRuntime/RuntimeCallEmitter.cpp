@@ -37,7 +37,8 @@ LLVM::LLVMFuncOp RuntimeCallEmitter::declare(StringRef name, Type result,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
   return LLVM::LLVMFuncOp::create(
-      b, loc, name, LLVM::LLVMFunctionType::get(result, SmallVector<Type>(args)));
+      b, loc, name,
+      LLVM::LLVMFunctionType::get(result, SmallVector<Type>(args)));
 }
 
 LLVM::LLVMFuncOp RuntimeCallEmitter::beginFunction(StringRef name) {
@@ -49,8 +50,8 @@ LLVM::LLVMFuncOp RuntimeCallEmitter::beginFunction(StringRef name) {
   inputsArg = entry->getArgument(1);
   outputsArg = entry->getArgument(2);
   // One shared exit for errors: returns the status it receives.
-  errorBlock = b.createBlock(&fn.getBody(), fn.getBody().end(), {i32Type},
-                             {loc});
+  errorBlock =
+      b.createBlock(&fn.getBody(), fn.getBody().end(), {i32Type}, {loc});
   LLVM::ReturnOp::create(b, loc, errorBlock->getArgument(0));
   b.setInsertionPointToEnd(entry);
   return fn;
@@ -116,7 +117,8 @@ Value RuntimeCallEmitter::descriptor(RankedTensorType type, Value data) {
     // Stack slots live in the entry block, so loops of calls reuse them.
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(entry);
-    Value one = LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(1));
+    Value one =
+        LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(1));
     slot = LLVM::AllocaOp::create(b, loc, ptr, descriptorType, one, 8);
   }
   auto field = [&](int32_t index) {
@@ -129,8 +131,7 @@ Value RuntimeCallEmitter::descriptor(RankedTensorType type, Value data) {
   if (data) {
     LLVM::StoreOp::create(b, loc, data, field(0));
   } else {
-    int64_t bytes =
-        type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+    int64_t bytes = type.getNumElements() * (type.getElementTypeBitWidth() / 8);
     checkedCall("metart_scratch_alloc", {contextArg, i64(bytes), field(0)});
   }
   return slot;
@@ -151,11 +152,11 @@ Value RuntimeCallEmitter::arrayElement(Value array, int64_t index) {
 void RuntimeCallEmitter::checkedCall(StringRef name, ValueRange args) {
   LLVM::LLVMFuncOp fn = declare(name, i32Type, args.getTypes());
   Value status = LLVM::CallOp::create(b, loc, fn, args).getResult();
-  Value failed = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
-                                      i32(0));
+  Value failed =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status, i32(0));
   Block *current = b.getInsertionBlock();
-  Block *next = b.createBlock(current->getParent(),
-                              std::next(current->getIterator()));
+  Block *next =
+      b.createBlock(current->getParent(), std::next(current->getIterator()));
   b.setInsertionPointToEnd(current);
   LLVM::CondBrOp::create(b, loc, failed, errorBlock, ValueRange{status}, next,
                          ValueRange{});
@@ -163,7 +164,7 @@ void RuntimeCallEmitter::checkedCall(StringRef name, ValueRange args) {
 }
 
 void RuntimeCallEmitter::call(StringRef name, ValueRange args) {
-  LLVM::LLVMFuncOp fn = declare(
-      name, LLVM::LLVMVoidType::get(b.getContext()), args.getTypes());
+  LLVM::LLVMFuncOp fn =
+      declare(name, LLVM::LLVMVoidType::get(b.getContext()), args.getTypes());
   LLVM::CallOp::create(b, loc, fn, args);
 }

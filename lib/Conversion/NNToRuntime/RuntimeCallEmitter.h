@@ -1,4 +1,5 @@
-//===- RuntimeCallEmitter.h - LLVM dialect calls of the metart API -*- C++ -*-===//
+//===- RuntimeCallEmitter.h - LLVM dialect calls of the metart API -*- C++
+//-*-===//
 //
 // The pieces a lowered step function is built from: declarations of metart
 // functions, constant i64 arrays (shapes, dims, strides), stack descriptors

@@ -59,15 +59,17 @@ LogicalResult verifyAdamLike(EmitFn emitError, StringRef name, double lr,
       succeeded(verifyUnitInterval(emitError, name, "beta1", beta1)) &&
       succeeded(verifyUnitInterval(emitError, name, "beta2", beta2)) &&
       succeeded(verifyRate(emitError, name, "eps", eps)) &&
-      succeeded(verifyNonNegative(emitError, name, "weight_decay", weightDecay)));
+      succeeded(
+          verifyNonNegative(emitError, name, "weight_decay", weightDecay)));
 }
 
 } // namespace
 
 LogicalResult MAMLAttr::verify(EmitFn emitError, int64_t steps, APFloat innerLr,
                                int64_t order) {
-  return success(succeeded(verifyInnerLoop(emitError, "maml", steps, d(innerLr))) &&
-                 succeeded(verifyOrder(emitError, "maml", order)));
+  return success(
+      succeeded(verifyInnerLoop(emitError, "maml", steps, d(innerLr))) &&
+      succeeded(verifyOrder(emitError, "maml", order)));
 }
 
 LogicalResult ReptileAttr::verify(EmitFn emitError, int64_t steps,
@@ -94,8 +96,9 @@ LogicalResult MetaSGDAttr::verify(EmitFn emitError, int64_t steps,
 
 LogicalResult ProtoNetAttr::verify(EmitFn, Distance) { return success(); }
 
-LogicalResult IMAMLAttr::verify(EmitFn emitError, int64_t steps, APFloat innerLr,
-                                APFloat lambda, int64_t cgSteps) {
+LogicalResult IMAMLAttr::verify(EmitFn emitError, int64_t steps,
+                                APFloat innerLr, APFloat lambda,
+                                int64_t cgSteps) {
   if (failed(verifyInnerLoop(emitError, "imaml", steps, d(innerLr))) ||
       failed(verifyRate(emitError, "imaml", "lambda", d(lambda))))
     return failure();
@@ -106,21 +109,25 @@ LogicalResult IMAMLAttr::verify(EmitFn emitError, int64_t steps, APFloat innerLr
 
 LogicalResult SGDAttr::verify(EmitFn emitError, APFloat lr, APFloat momentum,
                               APFloat weightDecay) {
-  return success(
-      succeeded(verifyRate(emitError, "sgd", "lr", d(lr))) &&
-      succeeded(verifyUnitInterval(emitError, "sgd", "momentum", d(momentum))) &&
-      succeeded(
-          verifyNonNegative(emitError, "sgd", "weight_decay", d(weightDecay))));
+  return success(succeeded(verifyRate(emitError, "sgd", "lr", d(lr))) &&
+                 succeeded(verifyUnitInterval(emitError, "sgd", "momentum",
+                                              d(momentum))) &&
+                 succeeded(verifyNonNegative(emitError, "sgd", "weight_decay",
+                                             d(weightDecay))));
 }
 
 LogicalResult AdamAttr::verify(EmitFn emitError, APFloat lr, APFloat beta1,
-                               APFloat beta2, APFloat eps, APFloat weightDecay) {
-  return verifyAdamLike(emitError, "adam", d(lr), d(beta1), d(beta2), d(eps), d(weightDecay));
+                               APFloat beta2, APFloat eps,
+                               APFloat weightDecay) {
+  return verifyAdamLike(emitError, "adam", d(lr), d(beta1), d(beta2), d(eps),
+                        d(weightDecay));
 }
 
 LogicalResult AdamWAttr::verify(EmitFn emitError, APFloat lr, APFloat beta1,
-                                APFloat beta2, APFloat eps, APFloat weightDecay) {
-  return verifyAdamLike(emitError, "adamw", d(lr), d(beta1), d(beta2), d(eps), d(weightDecay));
+                                APFloat beta2, APFloat eps,
+                                APFloat weightDecay) {
+  return verifyAdamLike(emitError, "adamw", d(lr), d(beta1), d(beta2), d(eps),
+                        d(weightDecay));
 }
 
 LogicalResult PlanAttr::verify(EmitFn emitError, int64_t task, int64_t data,

@@ -20,9 +20,8 @@ bool TasksOp::isClassification() {
 
 LogicalResult TasksOp::verify() {
   StringRef kind = getKind();
-  if (!llvm::is_contained({"sinusoid", "fashion_mnist", "image_folder",
-                           "episodes"},
-                          kind))
+  if (!llvm::is_contained(
+          {"sinusoid", "fashion_mnist", "image_folder", "episodes"}, kind))
     return emitOpError("unknown task distribution kind '") << kind << "'";
   // I64Attr getters return uint64_t: read the values signed.
   int64_t support = getSupportAttr().getInt(), query = getQueryAttr().getInt();
@@ -144,9 +143,8 @@ static LogicalResult verifyModelAgainstTasks(Operation *op, func::FuncOp model,
   if (IntegerAttr ways = tasks.getWaysAttr();
       ways && output.getDimSize(0) != ways.getInt())
     return op->emitOpError("model output ")
-           << output << " has " << output.getDimSize(0)
-           << " logits but tasks '" << tasks.getSymName() << "' are "
-           << ways.getInt() << "-way";
+           << output << " has " << output.getDimSize(0) << " logits but tasks '"
+           << tasks.getSymName() << "' are " << ways.getInt() << "-way";
   return success();
 }
 
@@ -210,9 +208,8 @@ LogicalResult TaskBatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
                      withCount(tasks.getTargetType(), tasks.getQuery())};
   for (auto [i, pair] : llvm::enumerate(llvm::zip(getResultTypes(), expected)))
     if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError("result ")
-             << i << " has type " << std::get<0>(pair) << ", expected "
-             << std::get<1>(pair);
+      return emitOpError("result ") << i << " has type " << std::get<0>(pair)
+                                    << ", expected " << std::get<1>(pair);
   return success();
 }
 
@@ -292,10 +289,11 @@ LogicalResult AdaptOp::verify() {
 // meta.outer_step
 //===----------------------------------------------------------------------===//
 
-LogicalResult OuterStepOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+OuterStepOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                              ValueRange operands, DictionaryAttr attributes,
+                              OpaqueProperties properties, RegionRange regions,
+                              SmallVectorImpl<Type> &inferred) {
   OuterStepOp::Adaptor adaptor(operands, attributes, properties, regions);
   llvm::append_range(inferred, adaptor.getParams().getTypes());
   llvm::append_range(inferred, adaptor.getState().getTypes());
@@ -310,9 +308,8 @@ LogicalResult OuterStepOp::verify() {
   size_t expected = layout.perParam * n + (layout.stepCounter ? 1 : 0);
   if (getState().size() != expected)
     return emitOpError("optimizer ")
-           << getOptimizer() << " expects " << expected
-           << " state tensors for " << n << " parameters, got "
-           << getState().size();
+           << getOptimizer() << " expects " << expected << " state tensors for "
+           << n << " parameters, got " << getState().size();
   for (unsigned k = 0; k < layout.perParam; ++k)
     for (size_t i = 0; i < n; ++i)
       if (getState()[k * n + i].getType() != getParams()[i].getType())
@@ -365,8 +362,8 @@ LogicalResult MapOp::verify() {
     return emitOpError("body must end with meta.yield");
   if (yield.getValues().size() != getResults().size())
     return emitOpError("body yields ")
-           << yield.getValues().size() << " values for "
-           << getResults().size() << " results";
+           << yield.getValues().size() << " values for " << getResults().size()
+           << " results";
   for (auto [value, result] : llvm::zip(yield.getValues(), getResults())) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     auto stacked = cast<RankedTensorType>(result.getType());

@@ -56,8 +56,8 @@ LogicalResult TaskBatcher::batchBlock(Block &block) {
     if (op.getNumRegions())
       return op.emitOpError("cannot be vectorised over tasks here (run "
                             "meta-unroll-adapt first)");
-    SmallVector<BatchedValue> operands =
-        llvm::map_to_vector(op.getOperands(), [&](Value v) { return lookup(v); });
+    SmallVector<BatchedValue> operands = llvm::map_to_vector(
+        op.getOperands(), [&](Value v) { return lookup(v); });
     FailureOr<BatchedValue> result =
         nn::batchOp(b, &op, operands, count, nn::BatchAxis::Tasks);
     if (failed(result))
@@ -110,16 +110,15 @@ LogicalResult batchMap(MapOp mapOp) {
   Block &body = mapOp.getBody().front();
   unsigned mapped = mapOp.getMapped().size();
   for (auto [i, arg] : llvm::enumerate(body.getArguments()))
-    batcher.map(arg, i < mapped ? BatchedValue{mapOp.getMapped()[i], true}
-                                : BatchedValue{mapOp.getShared()[i - mapped],
-                                               false});
+    batcher.map(arg, i < mapped
+                         ? BatchedValue{mapOp.getMapped()[i], true}
+                         : BatchedValue{mapOp.getShared()[i - mapped], false});
   if (failed(batcher.batchBlock(body)))
     return failure();
   SmallVector<Value> results;
   for (Value v : cast<YieldOp>(body.back()).getValues()) {
-    FailureOr<Value> r =
-        nn::ensureBatched(b, mapOp.getLoc(), batcher.lookup(v),
-                          mapOp.getCount());
+    FailureOr<Value> r = nn::ensureBatched(b, mapOp.getLoc(), batcher.lookup(v),
+                                           mapOp.getCount());
     if (failed(r))
       return failure();
     results.push_back(*r);

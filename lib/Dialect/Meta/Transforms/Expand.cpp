@@ -63,8 +63,7 @@ FailureOr<Value> applyModel(OpBuilder &b, func::FuncOp model, ValueRange params,
 /// The task loss of predictions on a set of samples (PyTorch's means).
 Value emitLoss(OpBuilder &b, Location loc, LossKind kind, Value prediction,
                Value target) {
-  Type element =
-      cast<RankedTensorType>(prediction.getType()).getElementType();
+  Type element = cast<RankedTensorType>(prediction.getType()).getElementType();
   auto scalar = RankedTensorType::get({}, element);
   if (kind == LossKind::MSE)
     return nn::MSELossOp::create(b, loc, scalar, prediction, target);
@@ -89,8 +88,7 @@ private:
 };
 
 FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, MAMLAttr maml,
-                                           ValueRange params,
-                                           ValueRange task) {
+                                           ValueRange params, ValueRange task) {
   Location loc = train.getLoc();
   LossKind kind = train.getLoss();
   SmallVector<Type> paramTypes(params.getTypes());
@@ -129,10 +127,9 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
   Type input = tasks.getInputType(), target = tasks.getTargetType();
   int64_t support = tasks.getSupport(), query = tasks.getQuery();
-  SmallVector<Type> batchTypes = {stacked({count, support}, input),
-                                  stacked({count, support}, target),
-                                  stacked({count, query}, input),
-                                  stacked({count, query}, target)};
+  SmallVector<Type> batchTypes = {
+      stacked({count, support}, input), stacked({count, support}, target),
+      stacked({count, query}, input), stacked({count, query}, target)};
 
   // Optimizer state: per-parameter buffers, then the step count.
   OptimizerStateLayout layout = getOptimizerStateLayout(train.getOptimizer());
@@ -142,7 +139,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   if (layout.stepCounter)
     stateTypes.push_back(RankedTensorType::get({}, b.getI64Type()));
 
-  Type element = cast<RankedTensorType>(modelType.getResult(0)).getElementType();
+  Type element =
+      cast<RankedTensorType>(modelType.getResult(0)).getElementType();
   auto scalar = RankedTensorType::get({}, element);
   SmallVector<Type> inputs(paramTypes);
   llvm::append_range(inputs, stateTypes);
@@ -171,8 +169,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     Block *body = b.createBlock(&grad.getBody());
     for (Type t : paramTypes)
       body->addArgument(t, loc);
-    auto map = MapOp::create(b, loc, TypeRange{stacked({count}, scalar)},
-                             batch, body->getArguments());
+    auto map = MapOp::create(b, loc, TypeRange{stacked({count}, scalar)}, batch,
+                             body->getArguments());
     Block *taskBody = b.createBlock(&map.getBody());
     for (Type t : batchTypes)
       taskBody->addArgument(taskSlice(t), loc);

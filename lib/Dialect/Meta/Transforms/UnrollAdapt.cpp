@@ -22,9 +22,8 @@ void unroll(AdaptOp adapt) {
   Location loc = adapt.getLoc();
   nn::NNBuilder nn(b, loc);
   double lr = adapt.getInnerLr().convertToDouble();
-  Type lossType = cast<YieldOp>(adapt.getBody().front().back())
-                      .getLoss()
-                      .getType();
+  Type lossType =
+      cast<YieldOp>(adapt.getBody().front().back()).getLoss().getType();
   SmallVector<Value> params(adapt.getParams());
   for (int64_t step = 0, e = adapt.getSteps(); step < e; ++step) {
     SmallVector<Type> types{lossType};

@@ -18,8 +18,8 @@ LogicalResult Conv2DBackwardInputOp::verify() {
   FailureOr<SmallVector<int64_t>> output =
       convolutionOutputShape(*this, shapeOf(getResult()), shapeOf(getWeight()),
                              getStride(), getPadding(), batch);
-  if (failed(output) || failed(verifyShapeOf(*this, "gradient", getGrad(),
-                                             *output)))
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)))
     return failure();
   return verifySameElementType(*this, {getGrad(), getWeight()});
 }
@@ -29,8 +29,8 @@ LogicalResult Conv2DBackwardWeightOp::verify() {
   FailureOr<SmallVector<int64_t>> output =
       convolutionOutputShape(*this, shapeOf(getInput()), shapeOf(getResult()),
                              getStride(), getPadding(), batch);
-  if (failed(output) || failed(verifyShapeOf(*this, "gradient", getGrad(),
-                                             *output)))
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)))
     return failure();
   return verifySameElementType(*this, {getInput(), getGrad()});
 }
@@ -49,7 +49,8 @@ LogicalResult MaxPool2DGatherOp::verify() {
   FailureOr<SmallVector<int64_t>> output = poolingOutputShape(
       *this, shapeOf(getInput()), getKernel(), getStride(), getPadding());
   if (failed(output) ||
-      failed(verifyShapeOf(*this, "source", getSource(), shapeOf(getInput()))) ||
+      failed(
+          verifyShapeOf(*this, "source", getSource(), shapeOf(getInput()))) ||
       failed(verifyResultShape(*this, *output)))
     return failure();
   return verifySameElementType(*this, {getInput(), getSource()});
@@ -76,7 +77,8 @@ LogicalResult EmbeddingBackwardOp::verify() {
 }
 
 LogicalResult OneHotOp::verify() {
-  ArrayRef<int64_t> labels = shapeOf(getLabels()), result = shapeOf(getResult());
+  ArrayRef<int64_t> labels = shapeOf(getLabels()),
+                    result = shapeOf(getResult());
   if (result.empty() || result.drop_back() != labels)
     return emitOpError("result shape ")
            << shapeStr(result) << " is not the labels shape "

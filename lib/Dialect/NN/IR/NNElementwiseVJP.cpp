@@ -73,8 +73,7 @@ LogicalResult TanhOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
   return success();
 }
 
-LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ValueRange dy,
-                                  Cotangents &dx) {
+LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
   // d sigmoid(x) = y - y^2.
   NNBuilder nn(b, getLoc());
   Value y = getResult();
@@ -87,8 +86,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
   // Phi(x) = (1 + erf(x / sqrt 2)) / 2 and phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
   NNBuilder nn(b, getLoc());
   Value x = getInput();
-  Value cdf = nn.scale(nn.add(nn.onesLike(x), nn.erf(nn.scale(x, M_SQRT1_2))),
-                       0.5);
+  Value cdf =
+      nn.scale(nn.add(nn.onesLike(x), nn.erf(nn.scale(x, M_SQRT1_2))), 0.5);
   Value pdf = nn.scale(nn.exp(nn.scale(nn.mul(x, x), -0.5)),
                        1.0 / std::sqrt(2.0 * M_PI));
   dx.push_back(nn.mul(dy[0], nn.add(cdf, nn.mul(x, pdf))));
@@ -96,8 +95,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
 }
 
 LogicalResult ScaleOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
-  dx.push_back(NNBuilder(b, getLoc())
-                   .scale(dy[0], getFactor().convertToDouble()));
+  dx.push_back(
+      NNBuilder(b, getLoc()).scale(dy[0], getFactor().convertToDouble()));
   return success();
 }
 

@@ -29,8 +29,7 @@ static int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
-LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange dys,
-                                 Cotangents &dx) {
+LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange dys, Cotangents &dx) {
   // y[B..., out] = x[B..., in] W[P..., out, in]^T + bias[P..., out], where P
   // is a prefix of B. Rows of x beyond P are flattened into one axis M.
   NNBuilder nn(b, getLoc());
@@ -51,8 +50,7 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange dys,
   return success();
 }
 
-LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange dys,
-                                 Cotangents &dx) {
+LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange dys, Cotangents &dx) {
   NNBuilder nn(b, getLoc());
   Value dy = dys[0], a = getLhs(), c = getRhs();
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
@@ -115,9 +113,9 @@ LogicalResult Conv2DBackwardWeightOp::buildVJP(OpBuilder &b, ValueRange dys,
 
 LogicalResult MaxPool2DOp::buildVJP(OpBuilder &b, ValueRange dys,
                                     Cotangents &dx) {
-  dx.push_back(MaxPool2DBackwardOp::create(
-      b, getLoc(), getInput().getType(), getInput(), dys[0], getKernelAttr(),
-      getStrideAttr(), getPaddingAttr()));
+  dx.push_back(MaxPool2DBackwardOp::create(b, getLoc(), getInput().getType(),
+                                           getInput(), dys[0], getKernelAttr(),
+                                           getStrideAttr(), getPaddingAttr()));
   return success();
 }
 
@@ -125,18 +123,18 @@ LogicalResult MaxPool2DBackwardOp::buildVJP(OpBuilder &b, ValueRange dys,
                                             Cotangents &dx) {
   // Linear in grad; the argmax positions are piecewise constant in input.
   dx.push_back(nullptr);
-  dx.push_back(MaxPool2DGatherOp::create(
-      b, getLoc(), getGrad().getType(), getInput(), dys[0], getKernelAttr(),
-      getStrideAttr(), getPaddingAttr()));
+  dx.push_back(MaxPool2DGatherOp::create(b, getLoc(), getGrad().getType(),
+                                         getInput(), dys[0], getKernelAttr(),
+                                         getStrideAttr(), getPaddingAttr()));
   return success();
 }
 
 LogicalResult MaxPool2DGatherOp::buildVJP(OpBuilder &b, ValueRange dys,
                                           Cotangents &dx) {
   dx.push_back(nullptr);
-  dx.push_back(MaxPool2DBackwardOp::create(
-      b, getLoc(), getSource().getType(), getInput(), dys[0], getKernelAttr(),
-      getStrideAttr(), getPaddingAttr()));
+  dx.push_back(MaxPool2DBackwardOp::create(b, getLoc(), getSource().getType(),
+                                           getInput(), dys[0], getKernelAttr(),
+                                           getStrideAttr(), getPaddingAttr()));
   return success();
 }
 
@@ -167,7 +165,7 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ValueRange dys,
 LogicalResult EmbeddingBackwardOp::buildVJP(OpBuilder &b, ValueRange dys,
                                             Cotangents &dx) {
   dx.push_back(nullptr);
-  dx.push_back(EmbeddingOp::create(b, getLoc(), getGrad().getType(), getIds(),
-                                   dys[0]));
+  dx.push_back(
+      EmbeddingOp::create(b, getLoc(), getGrad().getType(), getIds(), dys[0]));
   return success();
 }

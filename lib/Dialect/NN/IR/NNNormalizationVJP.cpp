@@ -33,16 +33,16 @@ static void normalizationVJP(NNBuilder &nn, Value x, Value weight, Value dy,
   auto spread = [&](Value v) { return nn.broadcast(v, shape, reduced); };
   Value centred = nn.sub(x, spread(nn.reduceMean(x, reduced)));
   Value variance = nn.reduceMean(nn.mul(centred, centred), reduced);
-  Value rstd = spread(nn.rsqrt(
-      nn.add(variance, nn.constant(typeOf(variance), epsilon))));
+  Value rstd = spread(
+      nn.rsqrt(nn.add(variance, nn.constant(typeOf(variance), epsilon))));
   Value xhat = nn.mul(centred, rstd);
 
   SmallVector<int64_t> others = complementDims(rank, affine);
   Value dxhat = nn.mul(dy, nn.broadcast(weight, shape, others));
   Value meanDxhat = spread(nn.reduceMean(dxhat, reduced));
   Value meanDxhatXhat = spread(nn.reduceMean(nn.mul(dxhat, xhat), reduced));
-  dx.push_back(
-      nn.mul(rstd, nn.sub(nn.sub(dxhat, meanDxhat), nn.mul(xhat, meanDxhatXhat))));
+  dx.push_back(nn.mul(
+      rstd, nn.sub(nn.sub(dxhat, meanDxhat), nn.mul(xhat, meanDxhatXhat))));
   dx.push_back(nn.reduceSum(nn.mul(dy, xhat), others));
   dx.push_back(nn.reduceSum(dy, others));
 }
@@ -53,8 +53,8 @@ LogicalResult BatchNormOp::buildVJP(OpBuilder &b, ValueRange dys,
   int64_t batch = typeOf(getWeight()).getRank() - 1;
   SmallVector<int64_t> affine = llvm::to_vector(llvm::seq<int64_t>(0, batch));
   affine.push_back(getChannelDim());
-  normalizationVJP(nn, getInput(), getWeight(), dys[0], getReduceDims(),
-                   affine, getEpsilon().convertToDouble(), dx);
+  normalizationVJP(nn, getInput(), getWeight(), dys[0], getReduceDims(), affine,
+                   getEpsilon().convertToDouble(), dx);
   return success();
 }
 
@@ -88,8 +88,8 @@ LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange dys,
   NNBuilder nn(b, getLoc());
   Value y = getResult(), dy = dys[0];
   int64_t axis = getAxis();
-  Value total = nn.broadcast(nn.reduceSum(dy, {axis}), typeOf(y).getShape(),
-                             {axis});
+  Value total =
+      nn.broadcast(nn.reduceSum(dy, {axis}), typeOf(y).getShape(), {axis});
   dx.push_back(nn.sub(dy, nn.mul(nn.exp(y), total)));
   return success();
 }

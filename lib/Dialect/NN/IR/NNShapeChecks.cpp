@@ -72,22 +72,21 @@ FailureOr<int64_t> verifyWeightBatchPrefix(Operation *op, StringRef what,
 LogicalResult verifyVectorParam(Operation *op, StringRef what, Value param,
                                 ArrayRef<int64_t> expected) {
   if (shapeOf(param) != expected)
-    return op->emitOpError() << what << " shape " << shapeStr(shapeOf(param))
-                             << " does not match the expected shape "
-                             << shapeStr(expected);
+    return op->emitOpError()
+           << what << " shape " << shapeStr(shapeOf(param))
+           << " does not match the expected shape " << shapeStr(expected);
   return success();
 }
 
 LogicalResult verifyPositivePair(Operation *op, StringRef name,
                                  ArrayRef<int64_t> values, int64_t minimum) {
   if (values.size() != 2)
-    return op->emitOpError() << "expects " << name << " to have 2 values, got "
-                             << values.size();
+    return op->emitOpError()
+           << "expects " << name << " to have 2 values, got " << values.size();
   for (int64_t v : values)
     if (v < minimum)
-      return op->emitOpError()
-             << "expects " << name << " values >= " << minimum << ", got "
-             << shapeStr(values);
+      return op->emitOpError() << "expects " << name << " values >= " << minimum
+                               << ", got " << shapeStr(values);
   return success();
 }
 
@@ -96,8 +95,8 @@ LogicalResult verifyDimensionList(Operation *op, StringRef name,
                                   ArrayRef<int64_t> dims, int64_t rank) {
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (d < 0 || d >= rank)
-      return op->emitOpError() << name << " " << d << " is out of range for rank "
-                               << rank;
+      return op->emitOpError()
+             << name << " " << d << " is out of range for rank " << rank;
     if (i > 0 && dims[i - 1] >= d)
       return op->emitOpError()
              << name << " must be sorted and distinct, got " << shapeStr(dims);
@@ -116,13 +115,12 @@ FailureOr<int64_t> windowOutput(Operation *op, int64_t size, int64_t kernel,
   return (padded - kernel) / stride + 1;
 }
 
-
 LogicalResult verifyShapeOf(Operation *op, StringRef what, Value value,
                             ArrayRef<int64_t> expected) {
   if (shapeOf(value) != expected)
-    return op->emitOpError() << what << " shape " << shapeStr(shapeOf(value))
-                             << " does not match the expected shape "
-                             << shapeStr(expected);
+    return op->emitOpError()
+           << what << " shape " << shapeStr(shapeOf(value))
+           << " does not match the expected shape " << shapeStr(expected);
   return success();
 }
 
@@ -131,7 +129,8 @@ convolutionOutputShape(Operation *op, ArrayRef<int64_t> x, ArrayRef<int64_t> w,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
                        int64_t &weightBatch) {
   if (x.size() < 3)
-    return op->emitOpError("expects an input of rank >= 3 ([..., C, H, W]), got ")
+    return op->emitOpError(
+               "expects an input of rank >= 3 ([..., C, H, W]), got ")
            << shapeStr(x);
   if (failed(verifyPositivePair(op, "stride", stride, 1)) ||
       failed(verifyPositivePair(op, "padding", padding, 0)))

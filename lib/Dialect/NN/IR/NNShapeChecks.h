@@ -1,4 +1,5 @@
-//===- NNShapeChecks.h - checks shared by the nn verifiers -------*- C++ -*-===//
+//===- NNShapeChecks.h - checks shared by the nn verifiers -------*- C++
+//-*-===//
 //
 // Shape checks used by the verifiers of the forward ops and of the ops their
 // derivatives need. Every check reports through emitOpError and fails.

@@ -32,7 +32,8 @@ LogicalResult LinearOp::verify() {
            << x.back() << " do not match the weight's in-features " << in
            << " (input " << shapeStr(x) << ", weight " << shapeStr(w) << ")";
   SmallVector<int64_t> biasShape(w.drop_back());
-  if (getBias() && failed(verifyVectorParam(*this, "bias", getBias(), biasShape)))
+  if (getBias() &&
+      failed(verifyVectorParam(*this, "bias", getBias(), biasShape)))
     return failure();
   SmallVector<int64_t> expected(x.drop_back());
   expected.push_back(out);
@@ -73,7 +74,8 @@ LogicalResult Conv2DOp::verify() {
   if (failed(expected))
     return failure();
   SmallVector<int64_t> biasShape(w.take_front(batch + 1));
-  if (getBias() && failed(verifyVectorParam(*this, "bias", getBias(), biasShape)))
+  if (getBias() &&
+      failed(verifyVectorParam(*this, "bias", getBias(), biasShape)))
     return failure();
   if (failed(verifyResultShape(*this, *expected)))
     return failure();
@@ -142,8 +144,8 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   if (w.back() != x.back())
     return emitOpError("weight shape ")
-           << shapeStr(w) << " does not match the normalised size "
-           << x.back() << " of the input " << shapeStr(x);
+           << shapeStr(w) << " does not match the normalised size " << x.back()
+           << " of the input " << shapeStr(x);
   if (failed(verifyVectorParam(*this, "bias", getBias(), w)) ||
       failed(verifyResultShape(*this, x)))
     return failure();

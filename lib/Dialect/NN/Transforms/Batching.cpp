@@ -54,10 +54,12 @@ struct LayerOperands {
 
 std::optional<LayerOperands> layerOperands(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<LayerOperands>>(op)
-      .Case<LinearOp, Conv2DOp, LayerNormOp, BatchNormOp>(
-          [](auto) { return LayerOperands{{0}, {1, 2}}; })
-      .Case<Conv2DBackwardInputOp, EmbeddingOp>(
-          [](auto) { return LayerOperands{{0}, {1}}; })
+      .Case<LinearOp, Conv2DOp, LayerNormOp, BatchNormOp>([](auto) {
+        return LayerOperands{{0}, {1, 2}};
+      })
+      .Case<Conv2DBackwardInputOp, EmbeddingOp>([](auto) {
+        return LayerOperands{{0}, {1}};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -111,17 +113,15 @@ FailureOr<BatchedValue> metac::nn::batchOp(OpBuilder &b, Operation *op,
   clone->getResult(0).setType(prepend(op->getResult(0).getType(), size));
   // Dimension attributes move with the new leading axis.
   llvm::TypeSwitch<Operation *>(clone)
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) {
-        o.setAxisAttr(b.getI64IntegerAttr(o.getAxis() + 1));
-      })
+      .Case<SoftmaxOp, LogSoftmaxOp>(
+          [&](auto o) { o.setAxisAttr(b.getI64IntegerAttr(o.getAxis() + 1)); })
       .Case<TransposeOp>([&](TransposeOp o) {
         SmallVector<int64_t> perm{0};
         llvm::append_range(perm, shifted(o.getPermutation()));
         o.setPermutation(perm);
       })
-      .Case<BroadcastOp, ReduceSumOp, ReduceMeanOp>([&](auto o) {
-        o.setDimensions(shifted(o.getDimensions()));
-      })
+      .Case<BroadcastOp, ReduceSumOp, ReduceMeanOp>(
+          [&](auto o) { o.setDimensions(shifted(o.getDimensions())); })
       .Case<MSELossOp, CrossEntropyLossOp>([&](auto o) {
         o.setBatchRankAttr(b.getI64IntegerAttr(o.getBatchRank() + 1));
       })

@@ -1,4 +1,5 @@
-//===- Batching.h - vectorising nn ops over a new leading axis ---*- C++ -*-===//
+//===- Batching.h - vectorising nn ops over a new leading axis ---*- C++
+//-*-===//
 //
 // The rules that give an nn op a new leading batch axis, as JAX's vmap does:
 // per-sample model code applied to a set of samples (the `expand` phase),
