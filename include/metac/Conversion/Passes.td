@@ -8,9 +8,9 @@ include "mlir/Pass/PassBase.td"
 def ConvertNNToRuntime : Pass<"convert-nn-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower step functions over nn ops to calls of the metart C API";
   let description = [{
-    Turns each function named by a `meta.train`'s `meta.step` attribute (a
-    straight-line function of nn ops after the autodiff phase) into an LLVM
-    dialect function
+    Turns each function named by a `meta.train`'s `meta.step` and
+    `meta.eval` attributes (straight-line functions of nn ops after the
+    autodiff phase) into an LLVM dialect function
 
       `i32 @<name>(ptr context, ptr inputs, ptr outputs)`
 

@@ -54,8 +54,8 @@ int64_t byteSize(Type type) {
 
 class StepLowering {
 public:
-  StepLowering(ModuleOp module, func::FuncOp step, StringRef name)
-      : step(step), name(name.str()), emit(module, step.getLoc()) {}
+  StepLowering(RuntimeCallEmitter &emit, func::FuncOp step, StringRef name)
+      : step(step), name(name.str()), emit(emit) {}
 
   LogicalResult lower();
 
@@ -74,7 +74,7 @@ private:
 
   func::FuncOp step;
   std::string name;
-  RuntimeCallEmitter emit;
+  RuntimeCallEmitter &emit;
   DenseMap<Value, Value> descriptors;
 };
 
@@ -389,12 +389,17 @@ struct ConvertNNToRuntimePass
         return signalPassFailure();
       }
       steps.push_back(module.lookupSymbol<func::FuncOp>(name));
+      if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
+        for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
+          steps.push_back(module.lookupSymbol<func::FuncOp>(eval));
     }
-    // The lowered functions take the step functions' names.
+    // The lowered functions take the step and evaluation functions' names.
+    // One emitter for the module, so constant arrays are shared.
+    RuntimeCallEmitter emit(module, module.getLoc());
     for (func::FuncOp step : steps) {
       std::string name = step.getSymName().str();
       step.setSymName(name + ".tensor");
-      if (failed(StepLowering(module, step, name).lower()))
+      if (failed(StepLowering(emit, step, name).lower()))
         return signalPassFailure();
     }
     // What is left is LLVM dialect only.

@@ -77,9 +77,17 @@ public:
 
   FailureOr<func::FuncOp> build(OpBuilder &b);
 
+  /// `@<name>.eval<steps>(params..., task batch) -> per-task query losses`:
+  /// adaptation by `steps` first-order inner steps (none for 0) on each
+  /// task of a batch drawn from `evalTasks`, scored on its query set.
+  FailureOr<func::FuncOp> buildEvaluation(OpBuilder &b, TasksOp evalTasks,
+                                          int64_t steps);
+
 private:
-  /// The per-task query loss after adaptation, inside a meta.map body.
-  FailureOr<Value> emitTaskLoss(OpBuilder &b, MAMLAttr maml, ValueRange params,
+  /// The per-task query loss after `steps` inner SGD steps of `order`,
+  /// inside a meta.map body.
+  FailureOr<Value> emitTaskLoss(OpBuilder &b, int64_t steps, double innerLr,
+                                int64_t order, ValueRange params,
                                 ValueRange task);
 
   TrainOp train;
@@ -87,15 +95,22 @@ private:
   TasksOp tasks;
 };
 
-FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, MAMLAttr maml,
+FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, int64_t steps,
+                                           double innerLr, int64_t order,
                                            ValueRange params, ValueRange task) {
   Location loc = train.getLoc();
   LossKind kind = train.getLoss();
+  if (steps == 0) {
+    FailureOr<Value> prediction = applyModel(b, model, params, task[2]);
+    if (failed(prediction))
+      return failure();
+    return emitLoss(b, loc, kind, *prediction, task[3]);
+  }
   SmallVector<Type> paramTypes(params.getTypes());
-  auto adapt = AdaptOp::create(
-      b, loc, paramTypes, params, b.getI64IntegerAttr(maml.getSteps()),
-      b.getF64FloatAttr(maml.getInnerLr().convertToDouble()),
-      b.getI64IntegerAttr(maml.getOrder()));
+  auto adapt = AdaptOp::create(b, loc, paramTypes, params,
+                               b.getI64IntegerAttr(steps),
+                               b.getF64FloatAttr(innerLr),
+                               b.getI64IntegerAttr(order));
   {
     OpBuilder::InsertionGuard guard(b);
     Block *block = b.createBlock(&adapt.getBody());
@@ -177,7 +192,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
     FailureOr<Value> taskLoss =
-        emitTaskLoss(b, maml, taskBody->getArguments().drop_front(4),
+        emitTaskLoss(b, maml.getSteps(), maml.getInnerLr().convertToDouble(),
+                     maml.getOrder(), taskBody->getArguments().drop_front(4),
                      taskBody->getArguments().take_front(4));
     if (failed(taskLoss))
       return failure();
@@ -194,6 +210,52 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   return step;
 }
 
+FailureOr<func::FuncOp> StepBuilder::buildEvaluation(OpBuilder &b,
+                                                     TasksOp evalTasks,
+                                                     int64_t steps) {
+  auto maml = cast<MAMLAttr>(train.getAlgorithm());
+  Location loc = train.getLoc();
+  int64_t count = train.getMetaBatch();
+  FunctionType modelType = model.getFunctionType();
+  SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
+  Type input = evalTasks.getInputType(), target = evalTasks.getTargetType();
+  int64_t support = evalTasks.getSupport(), query = evalTasks.getQuery();
+  SmallVector<Type> batchTypes = {stacked({count, support}, input),
+                                  stacked({count, support}, target),
+                                  stacked({count, query}, input),
+                                  stacked({count, query}, target)};
+  Type element =
+      cast<RankedTensorType>(modelType.getResult(0)).getElementType();
+  auto losses = RankedTensorType::get({count}, element);
+  SmallVector<Type> inputs(paramTypes);
+  llvm::append_range(inputs, batchTypes);
+  auto eval = func::FuncOp::create(
+      b, loc, (train.getSymName() + ".eval" + Twine(steps)).str(),
+      b.getFunctionType(inputs, {losses}));
+  Block *entry = eval.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  ValueRange args = entry->getArguments();
+  auto map = MapOp::create(b, loc, TypeRange{losses}, args.take_back(4),
+                           args.take_front(paramTypes.size()));
+  Block *taskBody = b.createBlock(&map.getBody());
+  for (Type t : batchTypes)
+    taskBody->addArgument(taskSlice(t), loc);
+  for (Type t : paramTypes)
+    taskBody->addArgument(t, loc);
+  // Evaluation needs no meta-gradient: first-order inner steps suffice.
+  FailureOr<Value> taskLoss = emitTaskLoss(
+      b, steps, maml.getInnerLr().convertToDouble(), /*order=*/1,
+      taskBody->getArguments().drop_front(4),
+      taskBody->getArguments().take_front(4));
+  if (failed(taskLoss))
+    return failure();
+  YieldOp::create(b, loc, *taskLoss);
+  b.setInsertionPointAfter(map);
+  func::ReturnOp::create(b, loc, map.getResults());
+  return eval;
+}
+
 struct MetaExpandPass
     : public metac::meta::impl::MetaExpandBase<MetaExpandPass> {
   void runOnOperation() override {
@@ -207,10 +269,24 @@ struct MetaExpandPass
         return signalPassFailure();
       }
       b.setInsertionPointAfter(train);
-      FailureOr<func::FuncOp> step = StepBuilder(train, model, tasks).build(b);
+      StepBuilder builder(train, model, tasks);
+      FailureOr<func::FuncOp> step = builder.build(b);
       if (failed(step))
         return signalPassFailure();
       train->setAttr("meta.step", FlatSymbolRefAttr::get(*step));
+      // One evaluation function per number of adaptation steps.
+      SmallVector<Attribute> evals;
+      for (auto evaluate : train.getBody().front().getOps<EvaluateOp>()) {
+        auto evalTasks = module.lookupSymbol<TasksOp>(evaluate.getTasks());
+        for (int64_t steps : evaluate.getSteps()) {
+          FailureOr<func::FuncOp> eval =
+              builder.buildEvaluation(b, evalTasks, steps);
+          if (failed(eval))
+            return signalPassFailure();
+          evals.push_back(FlatSymbolRefAttr::get(*eval));
+        }
+      }
+      train->setAttr("meta.eval", b.getArrayAttr(evals));
     }
   }
 };
