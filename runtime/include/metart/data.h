@@ -1,0 +1,126 @@
+/*===- data.h - task distributions and tensor files -----------------------===*
+ *
+ * Task distributions sampled reproducibly on the host, and safetensors files
+ * for parameters, checkpoints and fixed episodes. Part of the metart C API
+ * (see metart.h for the conventions: status returns, opaque handles).
+ *
+ * Reproducibility: the tasks of a draw are a pure function of (seed, split,
+ * iteration, task index), so any rank can draw any slice of a meta-batch
+ * and N ranks together draw exactly what one rank would.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef METART_DATA_H
+#define METART_DATA_H
+
+#include "metart/metart.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Task distributions
+ *===----------------------------------------------------------------------===*/
+
+typedef struct metart_tasks metart_tasks;
+
+/** Which stream of tasks: meta-training or evaluation. */
+typedef enum metart_split {
+  METART_SPLIT_TRAIN = 0,
+  METART_SPLIT_EVAL = 1,
+} metart_split;
+
+/** The MAML paper's sinusoid regression: y = A sin(x - phase), with A, phase
+ *  and x uniform in their ranges; samples are f32[1] -> f32[1] (or f64). */
+typedef struct metart_sinusoid_config {
+  double amplitude[2];
+  double phase[2];
+  double input[2];
+  int64_t support;
+  int64_t query;
+  int32_t dtype; /* METART_F32 or METART_F64 */
+} metart_sinusoid_config;
+
+metart_status metart_tasks_create_sinusoid(const metart_sinusoid_config *config,
+                                           uint64_t seed,
+                                           metart_tasks **out_tasks);
+
+/** Fixed episodes from a safetensors file with `support.x`, `support.y`,
+ *  `query.x`, `query.y`, each with a leading episode axis and a sample axis
+ *  ([N, samples, sample shape...]; inputs F32 or F64, targets any dtype).
+ *  Task i of draw t is episode i mod N in METART_SPLIT_EVAL, and
+ *  (offset(t) + i) mod N in METART_SPLIT_TRAIN, where offset(t) is the high
+ *  64 bits of N * (t * 0x9E3779B97F4A7C15 mod 2^64): floor(N frac(t / the
+ *  golden ratio)), so successive iterations start at evenly spread
+ *  episodes and iteration 0 at episode 0. */
+metart_status metart_tasks_create_episodes(const char *path,
+                                           metart_tasks **out_tasks);
+
+void metart_tasks_destroy(metart_tasks *tasks);
+/** The message of the last error of a call on `tasks` ("" if none). With a
+ *  null handle, the message of this thread's last error that had no handle
+ *  to hold it (a failed metart_tasks_create_*, a call with null tasks). */
+const char *metart_tasks_last_error(const metart_tasks *tasks);
+
+/** Element type, rank and shape (without the task and sample axes) of the
+ *  samples' inputs (`which` = 0) and targets (`which` = 1). */
+metart_status metart_tasks_sample_type(const metart_tasks *tasks, int which,
+                                       int32_t *out_dtype, int32_t *out_rank,
+                                       const int64_t **out_shape);
+/** Samples per task in the support and query sets. */
+void metart_tasks_sizes(const metart_tasks *tasks, int64_t *out_support,
+                        int64_t *out_query);
+
+/** Draws tasks [first, first + count) of draw `iteration` of `split` into
+ *  host buffers laid out [count, samples, sample shape...]: support inputs
+ *  and targets, query inputs and targets. */
+metart_status metart_tasks_draw(metart_tasks *tasks, metart_split split,
+                                int64_t iteration, int64_t first, int64_t count,
+                                void *support_inputs, void *support_targets,
+                                void *query_inputs, void *query_targets);
+
+/*===----------------------------------------------------------------------===*
+ * Safetensors files
+ *===----------------------------------------------------------------------===*/
+
+/** A named host tensor for writing. */
+typedef struct metart_named_tensor {
+  const char *name;
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  const void *data;
+} metart_named_tensor;
+
+/** Writes a safetensors file atomically: to `path`.tmp, flushed and synced,
+ *  then renamed over `path`, so a crash never leaves a partial file. */
+metart_status metart_safetensors_write(const char *path,
+                                       const metart_named_tensor *tensors,
+                                       int64_t count, char *error,
+                                       size_t error_size);
+
+typedef struct metart_safetensors metart_safetensors;
+
+/** Opens and validates a safetensors file (header JSON, dtypes, shapes,
+ *  offsets within the file); a corrupt file is METART_ERROR_IO with a
+ *  message saying what is wrong, written to `error`. A file with a dtype
+ *  metart lacks (F16, BF16, U8, ...) is METART_ERROR_UNSUPPORTED. */
+metart_status metart_safetensors_open(const char *path,
+                                      metart_safetensors **out_file,
+                                      char *error, size_t error_size);
+void metart_safetensors_close(metart_safetensors *file);
+
+/** Finds tensor `name`: its dtype, rank, shape and host data (owned by the
+ *  file). METART_ERROR_INVALID_ARGUMENT when absent. */
+metart_status metart_safetensors_find(const metart_safetensors *file,
+                                      const char *name, int32_t *out_dtype,
+                                      int32_t *out_rank,
+                                      const int64_t **out_shape,
+                                      const void **out_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METART_DATA_H */

@@ -1,0 +1,150 @@
+//===- Backend.h - the interface every backend implements -------*- C++ -*-===//
+//
+// A backend owns a device's memory and computes the kernels. The dispatch
+// layer (src/ops/) has already checked every operand against the op's rules
+// and reduced the shapes to the sizes of KernelSizes.h, so a backend only
+// computes; what it reports (KernelStatus) is what the checks could not see:
+// ids or labels out of range, sizes its libraries cannot take, failures of
+// the device. Float operands of one call share `dtype` (f32 or f64); ids and
+// labels have their own element type (i32 or i64). Results never overlap
+// operands, except for the elementwise kernels, whose result may be exactly
+// an operand.
+//
+// The CPU backend is in src/cpu/; a CUDA backend implements the same
+// interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_BACKEND_H
+#define METART_SRC_BACKEND_H
+
+#include "Arena.h"
+#include "KernelSizes.h"
+
+#include <memory>
+
+namespace metart {
+
+/// The direction of a copy between host and device memory.
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+/// A device's memory, copies and kernels.
+class Backend : public DeviceAllocator {
+public:
+  /// Copies `bytes` bytes (`DeviceToDevice` copies may overlap).
+  virtual KernelStatus copy(void *destination, const void *source, size_t bytes,
+                            CopyKind kind) = 0;
+  /// Waits for all queued work.
+  virtual KernelStatus synchronize() = 0;
+
+  // Elementwise.
+  virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
+                            double value) = 0;
+  virtual KernelStatus unary(metart_unary_op op, metart_dtype dtype,
+                             int64_t count, const void *x, void *y) = 0;
+  virtual KernelStatus scale(metart_dtype dtype, int64_t count, const void *x,
+                             double factor, void *y) = 0;
+  virtual KernelStatus binary(metart_binary_op op, metart_dtype dtype,
+                              int64_t count, const void *a, const void *b,
+                              void *y) = 0;
+
+  // Linear layers and products. `bias` may be null.
+  virtual KernelStatus linear(metart_dtype dtype, const LinearSizes &sizes,
+                              const void *x, const void *weight,
+                              const void *bias, void *y) = 0;
+  virtual KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
+                              const void *a, const void *b, void *y) = 0;
+
+  // Convolution. `bias` may be null.
+  virtual KernelStatus conv2d(metart_dtype dtype, const ConvSizes &sizes,
+                              const void *x, const void *weight,
+                              const void *bias, void *y) = 0;
+  virtual KernelStatus conv2dBackwardInput(metart_dtype dtype,
+                                           const ConvSizes &sizes,
+                                           const void *grad, const void *weight,
+                                           void *y) = 0;
+  virtual KernelStatus conv2dBackwardWeight(metart_dtype dtype,
+                                            const ConvSizes &sizes,
+                                            const void *x, const void *grad,
+                                            void *y) = 0;
+
+  // Pooling.
+  virtual KernelStatus maxPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                                 const void *x, void *y) = 0;
+  virtual KernelStatus avgPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                                 const void *x, void *y) = 0;
+  virtual KernelStatus maxPool2dBackward(metart_dtype dtype,
+                                         const PoolSizes &sizes, const void *x,
+                                         const void *grad, void *y) = 0;
+  virtual KernelStatus maxPool2dGather(metart_dtype dtype,
+                                       const PoolSizes &sizes, const void *x,
+                                       const void *source, void *y) = 0;
+  virtual KernelStatus avgPool2dBackward(metart_dtype dtype,
+                                         const PoolSizes &sizes,
+                                         const void *grad, void *y) = 0;
+
+  // Normalisation.
+  virtual KernelStatus batchNorm(metart_dtype dtype,
+                                 const BatchNormSizes &sizes, const void *x,
+                                 const void *weight, const void *bias,
+                                 double epsilon, void *y) = 0;
+  virtual KernelStatus layerNorm(metart_dtype dtype,
+                                 const LayerNormSizes &sizes, const void *x,
+                                 const void *weight, const void *bias,
+                                 double epsilon, void *y) = 0;
+  /// Softmax, or log-softmax with `logarithm`.
+  virtual KernelStatus softmax(metart_dtype dtype, const AxisSizes &sizes,
+                               bool logarithm, const void *x, void *y) = 0;
+
+  // Indexing.
+  virtual KernelStatus embedding(metart_dtype dtype, metart_dtype idType,
+                                 const LookupSizes &sizes, const void *ids,
+                                 const void *table, void *y) = 0;
+  virtual KernelStatus embeddingBackward(metart_dtype dtype,
+                                         metart_dtype idType,
+                                         const LookupSizes &sizes,
+                                         const void *ids, const void *grad,
+                                         void *y) = 0;
+  virtual KernelStatus oneHot(metart_dtype dtype, metart_dtype labelType,
+                              int64_t count, int64_t classes,
+                              const void *labels, void *y) = 0;
+
+  // Shape. `copyStrided` walks `space` with the result as operand 0
+  // (contiguous) and the input as operand 1 (transpose, broadcast);
+  // `reduceSum` walks it with the input as operand 0 and the result (of
+  // `resultCount` elements) as operand 1, then divides the sums by
+  // `divisor` (1 for a sum, the number of reduced elements for a mean).
+  virtual KernelStatus copyStrided(metart_dtype dtype,
+                                   const StridedSpace<2> &space, const void *x,
+                                   void *y) = 0;
+  virtual KernelStatus reduceSum(metart_dtype dtype,
+                                 const StridedSpace<2> &space,
+                                 int64_t resultCount, double divisor,
+                                 const void *x, void *y) = 0;
+
+  // Losses.
+  virtual KernelStatus mseLoss(metart_dtype dtype, const LossSizes &sizes,
+                               const void *prediction, const void *target,
+                               void *y) = 0;
+  virtual KernelStatus crossEntropyLoss(metart_dtype dtype,
+                                        metart_dtype labelType,
+                                        const LossSizes &sizes,
+                                        const void *logits, const void *labels,
+                                        void *y) = 0;
+
+  // Optimizers, in place. `momentumBuffer` may be null when momentum is 0.
+  virtual KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
+                                 const void *grad, void *momentumBuffer,
+                                 const SgdOptions &options) = 0;
+  virtual KernelStatus adamUpdate(metart_dtype dtype, int64_t count,
+                                  void *param, const void *grad, void *expAvg,
+                                  void *expAvgSq,
+                                  const AdamOptions &options) = 0;
+};
+
+/// The CPU backend (OpenBLAS for products, loops for the rest).
+std::unique_ptr<Backend> createCpuBackend();
+
+} // namespace metart
+
+#endif // METART_SRC_BACKEND_H

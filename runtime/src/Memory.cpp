@@ -1,0 +1,110 @@
+//===- Memory.cpp - scratch memory, buffers, copies and statistics --------===//
+//
+// The memory entry points of the C API: they check their arguments and
+// forward to the context's arena (allocation and accounting) or backend
+// (copies, synchronisation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+#include "Tensor.h"
+
+#include <new>
+
+using namespace metart;
+
+/// Allocates through `method` (an arena method), recording failures.
+template <typename Method>
+static metart_status allocate(metart_context *context, const char *function,
+                              size_t bytes, void **out_data, Method method) {
+  Checker check(context, function);
+  if (!check.ok())
+    return check.result();
+  if (!out_data)
+    return check.invalid("out_data is null");
+  *out_data = nullptr;
+  std::string error;
+  metart_status status;
+  try {
+    status = (context->arena.*method)(bytes, out_data, error);
+  } catch (const std::bad_alloc &) {
+    status = METART_ERROR_OUT_OF_MEMORY;
+    error = "cannot allocate the bookkeeping of " + std::to_string(bytes) +
+            " bytes";
+  }
+  if (status != METART_OK)
+    return check.fail(status, error);
+  return METART_OK;
+}
+
+metart_status metart_scratch_alloc(metart_context *context, size_t bytes,
+                                   void **out_data) {
+  return allocate(context, "metart_scratch_alloc", bytes, out_data,
+                  &Arena::allocateScratch);
+}
+
+void metart_scratch_reset(metart_context *context) {
+  if (context)
+    context->arena.resetScratch();
+}
+
+metart_status metart_buffer_alloc(metart_context *context, size_t bytes,
+                                  void **out_data) {
+  return allocate(context, "metart_buffer_alloc", bytes, out_data,
+                  &Arena::allocateBuffer);
+}
+
+void metart_buffer_free(metart_context *context, void *data) {
+  if (!context || !data)
+    return;
+  if (!context->arena.freeBuffer(data))
+    setLastError(context, "metart_buffer_free: the pointer is not a buffer "
+                          "of this context (ignored)");
+}
+
+/// Copies `bytes` bytes in direction `kind`, after checking the pointers.
+static metart_status copy(metart_context *context, const char *function,
+                          void *destination, const void *source, size_t bytes,
+                          CopyKind kind) {
+  Checker check(context, function);
+  if (!check.ok())
+    return check.result();
+  if (bytes > 0 && (!destination || !source))
+    return check.invalid("copying ", bytes, " bytes with a null ",
+                         destination ? "source" : "destination");
+  if (bytes == 0)
+    return METART_OK;
+  return check.finish(context->backend->copy(destination, source, bytes, kind));
+}
+
+metart_status metart_copy_to_device(metart_context *context, void *device,
+                                    const void *host, size_t bytes) {
+  return copy(context, "metart_copy_to_device", device, host, bytes,
+              CopyKind::HostToDevice);
+}
+
+metart_status metart_copy_to_host(metart_context *context, void *host,
+                                  const void *device, size_t bytes) {
+  return copy(context, "metart_copy_to_host", host, device, bytes,
+              CopyKind::DeviceToHost);
+}
+
+metart_status metart_copy_device(metart_context *context, void *destination,
+                                 const void *source, size_t bytes) {
+  return copy(context, "metart_copy_device", destination, source, bytes,
+              CopyKind::DeviceToDevice);
+}
+
+metart_status metart_synchronize(metart_context *context) {
+  Checker check(context, "metart_synchronize");
+  if (!check.ok())
+    return check.result();
+  return check.finish(context->backend->synchronize());
+}
+
+void metart_memory_stats_get(const metart_context *context,
+                             metart_memory_stats *out_stats) {
+  if (!out_stats)
+    return;
+  *out_stats = context ? context->arena.stats() : metart_memory_stats{0, 0, 0};
+}

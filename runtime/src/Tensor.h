@@ -1,0 +1,190 @@
+//===- Tensor.h - operand checks of runtime calls ---------------*- C++ -*-===//
+//
+// What every entry point of the C API does before it dispatches to a
+// backend: checks that its tensors are well formed and that their shapes
+// and element types follow the rules of the op, and records a message that
+// names the function and the shapes on the context when they do not.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_TENSOR_H
+#define METART_SRC_TENSOR_H
+
+#include "metart/metart.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+namespace metart {
+
+/// The highest tensor rank the runtime takes.
+inline constexpr int kMaxRank = METART_MAX_RANK;
+
+/// A read-only view of a shape (or of any list of dimensions).
+class ShapeRef {
+public:
+  ShapeRef() = default;
+  ShapeRef(const int64_t *data, size_t size) : data(data), length(size) {}
+
+  size_t size() const { return length; }
+  bool empty() const { return length == 0; }
+  int64_t operator[](size_t i) const { return data[i]; }
+  int64_t back() const { return data[length - 1]; }
+  const int64_t *begin() const { return data; }
+  const int64_t *end() const { return data + length; }
+
+  /// The first `n` dimensions (all of them when there are fewer).
+  ShapeRef takeFront(size_t n) const;
+  /// The dimensions after the first `n`.
+  ShapeRef dropFront(size_t n) const;
+  /// The dimensions before the last `n`.
+  ShapeRef dropBack(size_t n) const;
+  /// The product of the dimensions (1 when empty).
+  int64_t product() const;
+  /// Whether `dim` is one of the dimensions.
+  bool contains(int64_t dim) const;
+
+  bool operator==(ShapeRef other) const;
+  bool operator!=(ShapeRef other) const { return !(*this == other); }
+
+private:
+  const int64_t *data = nullptr;
+  size_t length = 0;
+};
+
+/// A shape that a check builds: at most kMaxRank + 1 dimensions (an
+/// operand's shape and one more), further ones are dropped.
+class SmallShape {
+public:
+  SmallShape() = default;
+  explicit SmallShape(ShapeRef prefix) { append(prefix); }
+
+  void push_back(int64_t dim) {
+    if (count < kMaxRank + 1)
+      dims[count++] = dim;
+  }
+  void append(ShapeRef more) {
+    for (int64_t dim : more)
+      push_back(dim);
+  }
+  operator ShapeRef() const { return ShapeRef(dims, count); }
+
+private:
+  int64_t dims[kMaxRank + 1] = {};
+  size_t count = 0;
+};
+
+/// Writes the row-major element strides of `shape` to `strides`.
+void rowMajorStrides(ShapeRef shape, int64_t *strides);
+
+/// Prints `[d0, d1, ...]`, how shapes appear in every message.
+std::ostream &operator<<(std::ostream &os, ShapeRef shape);
+
+/// The shape of a (checked) tensor.
+inline ShapeRef shapeOf(const metart_tensor &t) {
+  return ShapeRef(t.shape, static_cast<size_t>(t.rank));
+}
+
+/// The number of elements of a (checked) tensor.
+inline int64_t numElements(const metart_tensor &t) {
+  return shapeOf(t).product();
+}
+
+/// The element type of a (checked) tensor.
+inline metart_dtype dtypeOf(const metart_tensor &t) {
+  return static_cast<metart_dtype>(t.dtype);
+}
+
+/// "f32", "f64", "i32", "i64", or "dtype N" for an unknown value.
+std::string dtypeName(int32_t dtype);
+
+/// The size in bytes of one element of `dtype` (0 for an unknown value).
+size_t dtypeSize(int32_t dtype);
+
+/// How a tensor appears in messages: `[2, 3] f32`.
+struct Described {
+  const metart_tensor &tensor;
+};
+inline Described describe(const metart_tensor &t) { return Described{t}; }
+std::ostream &operator<<(std::ostream &os, Described d);
+
+/// The failure a backend reports for something the checks could not see
+/// (an id out of range, a size its library cannot take): a status and a
+/// message, to which the dispatch layer adds the function's name.
+struct KernelStatus {
+  metart_status code = METART_OK;
+  std::string message;
+
+  static KernelStatus ok() { return {}; }
+  bool failed() const { return code != METART_OK; }
+};
+
+/// Checks the operands of one call of `function`. Every check returns
+/// whether it (and every check before it) passed; the first failure is
+/// recorded on the context as "function: message" and later checks do
+/// nothing. A null context fails at once (its message goes where
+/// `metart_context_last_error(NULL)` finds it).
+class Checker {
+public:
+  Checker(metart_context *context, const char *function);
+
+  /// Whether every check so far passed.
+  bool ok() const { return status == METART_OK; }
+  /// METART_OK, or the status of the first failure.
+  metart_status result() const { return status; }
+
+  /// `t` is non-null, of a known element type, of rank in [0, kMaxRank]
+  /// with non-negative dimensions, and its data is non-null unless empty.
+  bool tensor(const char *name, const metart_tensor *t);
+  /// `tensor`, and of element type f32 or f64.
+  bool floatTensor(const char *name, const metart_tensor *t);
+  /// `tensor`, and of element type i32 or i64 (ids, labels).
+  bool indexTensor(const char *name, const metart_tensor *t);
+  /// `t` has the element type of `reference`.
+  bool sameDtype(const char *name, const metart_tensor &t,
+                 const char *referenceName, const metart_tensor &reference);
+  /// `t`'s shape is `expected`.
+  bool shape(const char *name, const metart_tensor &t, ShapeRef expected);
+  /// The bytes of `a` and `b` do not overlap; with `allowSame`, the two may
+  /// also be exactly the same memory (an elementwise op in place).
+  bool disjoint(const char *nameA, const metart_tensor &a, const char *nameB,
+                const metart_tensor &b, bool allowSame = false);
+  /// `dims` (with `count` entries) are sorted, distinct and in [0, rank).
+  bool dimensionList(const char *what, const int64_t *dims, int64_t count,
+                     int64_t rank);
+  /// `values` has two entries, each at least `minimum` (and at most 2^32).
+  bool pair(const char *what, const int64_t *values, int64_t minimum);
+
+  /// Records the failure `code` with the streamed `parts` as its message,
+  /// returns `code`.
+  template <typename... Parts>
+  metart_status fail(metart_status code, const Parts &...parts) {
+    std::ostringstream os;
+    (os << ... << parts);
+    return record(code, os.str());
+  }
+  /// `fail` with METART_ERROR_INVALID_ARGUMENT.
+  template <typename... Parts> metart_status invalid(const Parts &...parts) {
+    return fail(METART_ERROR_INVALID_ARGUMENT, parts...);
+  }
+  /// `invalid`, returning false (for checks written as predicates).
+  template <typename... Parts> bool reject(const Parts &...parts) {
+    invalid(parts...);
+    return false;
+  }
+  /// Records a backend's failure, if any, and returns its status.
+  metart_status finish(const KernelStatus &kernel);
+
+private:
+  metart_status record(metart_status code, const std::string &message);
+
+  metart_context *context;
+  const char *function;
+  metart_status status = METART_OK;
+};
+
+} // namespace metart
+
+#endif // METART_SRC_TENSOR_H

@@ -1,0 +1,264 @@
+//===- Convolution.cpp - 2-D convolution on the CPU -----------------------===//
+//
+// im2col + GEMM. For each image, `im2col` lays the input taps out as a
+// `[C * kh * kw, H' * W']` matrix (zeros for the padding), so that the
+// convolution with its weight slice `[O, C * kh * kw]` is one GEMM. The
+// input derivative is the transposed product followed by `col2im`, which
+// adds the columns back onto the image; the weight derivative sums, over the
+// images of a slice, the product of the output gradient with the columns.
+// A 1x1 convolution with stride 1 and no padding uses the image itself as
+// its columns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuBackend.h"
+#include "Dtype.h"
+#include "Gemm.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace metart::cpu {
+
+namespace {
+/// The products one image's convolution makes, in GEMM terms.
+struct Plan {
+  /// Rows of the columns matrix (C * kh * kw) and its columns (H' * W').
+  int64_t taps, positions;
+  /// Whether the image is its own columns matrix (1x1, stride 1, no pad).
+  bool direct;
+  /// Elements of an input image and of an output image.
+  int64_t imageSize, outputSize;
+};
+
+/// The output columns [lo, hi) whose tap at kernel offset `v` falls inside
+/// an input row of `size` elements.
+struct Span {
+  int64_t lo, hi;
+};
+} // namespace
+
+static Plan planOf(const ConvSizes &s) {
+  Plan p;
+  p.taps = s.channels * s.kernelH * s.kernelW;
+  p.positions = s.outHeight * s.outWidth;
+  p.direct = s.kernelH == 1 && s.kernelW == 1 && s.strideH == 1 &&
+             s.strideW == 1 && s.padH == 0 && s.padW == 0;
+  p.imageSize = s.channels * s.height * s.width;
+  p.outputSize = s.outChannels * p.positions;
+  return p;
+}
+
+/// The outputs j in [0, outSize) with 0 <= j * stride - pad + v < size.
+static Span validSpan(int64_t v, int64_t pad, int64_t stride, int64_t size,
+                      int64_t outSize) {
+  int64_t lo = pad - v > 0 ? (pad - v + stride - 1) / stride : 0;
+  int64_t last = size - 1 + pad - v;
+  int64_t hi = last < 0 ? 0 : std::min(outSize, last / stride + 1);
+  lo = std::min(lo, outSize);
+  return {lo, std::max(lo, hi)};
+}
+
+/// Calls `fn(columnRow, imageRow, shift, span)` for every row of output
+/// positions of every tap (channel c, kernel offset u, v) whose input row
+/// exists: `columnRow` points at the row's outputs in the columns matrix,
+/// `imageRow` at the input row, output j reads input element `j * stride +
+/// shift`, and `span` bounds the outputs that fall inside the input row.
+/// Outputs outside it, and rows without an input row (`pad(columnRow)`), are
+/// padding.
+template <typename T, typename Col, typename Fn, typename Pad>
+static void forEachTapRow(const ConvSizes &s, Col *columns, T *image, Fn fn,
+                          Pad pad) {
+  int64_t positions = s.outHeight * s.outWidth;
+  for (int64_t c = 0; c < s.channels; ++c)
+    for (int64_t u = 0; u < s.kernelH; ++u)
+      for (int64_t v = 0; v < s.kernelW; ++v) {
+        Col *tap = columns + ((c * s.kernelH + u) * s.kernelW + v) * positions;
+        Span span = validSpan(v, s.padW, s.strideW, s.width, s.outWidth);
+        for (int64_t i = 0; i < s.outHeight; ++i) {
+          Col *columnRow = tap + i * s.outWidth;
+          int64_t row = i * s.strideH - s.padH + u;
+          if (row < 0 || row >= s.height) {
+            pad(columnRow);
+            continue;
+          }
+          fn(columnRow, image + (c * s.height + row) * s.width, v - s.padW,
+             span);
+        }
+      }
+}
+
+/// Lays out the taps of `image` as the columns matrix `[taps, positions]`.
+template <typename T>
+static void im2col(const ConvSizes &s, const T *image, T *columns) {
+  int64_t stride = s.strideW, width = s.outWidth;
+  forEachTapRow(
+      s, columns, image,
+      [&](T *out, const T *in, int64_t shift, Span span) {
+        for (int64_t j = 0; j < span.lo; ++j)
+          out[j] = T(0);
+        for (int64_t j = span.lo; j < span.hi; ++j)
+          out[j] = in[j * stride + shift];
+        for (int64_t j = span.hi; j < width; ++j)
+          out[j] = T(0);
+      },
+      [&](T *out) { std::fill(out, out + width, T(0)); });
+}
+
+/// Adds the columns matrix back onto `image` (which the caller zeroed).
+template <typename T>
+static void col2im(const ConvSizes &s, const T *columns, T *image) {
+  int64_t stride = s.strideW;
+  forEachTapRow(
+      s, columns, image,
+      [&](const T *in, T *out, int64_t shift, Span span) {
+        for (int64_t j = span.lo; j < span.hi; ++j)
+          out[j * stride + shift] += in[j];
+      },
+      [](const T *) {});
+}
+
+/// The workspace bytes of one columns matrix, or SIZE_MAX on overflow.
+template <typename T> static size_t columnBytes(const Plan &p) {
+  if (p.direct || p.taps == 0 || p.positions == 0)
+    return 0;
+  size_t limit = std::numeric_limits<size_t>::max() / sizeof(T);
+  if (static_cast<uint64_t>(p.positions) >
+      limit / static_cast<uint64_t>(p.taps))
+    return std::numeric_limits<size_t>::max();
+  return static_cast<size_t>(p.taps * p.positions) * sizeof(T);
+}
+
+/// Checks the sizes against BLAS and reserves the workspace for one columns
+/// matrix, setting `columns` (null when none is needed).
+template <typename T>
+static KernelStatus prepare(const ConvSizes &s, const Plan &p,
+                            Workspace &workspace, T *&columns) {
+  if (!fitsBlas(s.outChannels, p.positions, p.taps))
+    return {METART_ERROR_UNSUPPORTED,
+            "a convolution with " + std::to_string(p.taps) + " taps and " +
+                std::to_string(p.positions) +
+                " output positions exceeds BLAS's 32-bit sizes"};
+  columns = nullptr;
+  size_t bytes = columnBytes<T>(p);
+  if (bytes == 0)
+    return KernelStatus::ok();
+  columns = static_cast<T *>(workspace.get(bytes));
+  return columns ? KernelStatus::ok() : workspaceExhausted(bytes);
+}
+
+template <typename T>
+static KernelStatus conv2dOf(const ConvSizes &s, Workspace &workspace,
+                             const T *x, const T *weight, const T *bias, T *y) {
+  Plan p = planOf(s);
+  T *columns;
+  KernelStatus status = prepare(s, p, workspace, columns);
+  if (status.failed())
+    return status;
+  for (int64_t n = 0; n < s.images; ++n) {
+    int64_t slice = n / s.imagesPerSlice;
+    const T *image = x + n * p.imageSize;
+    T *out = y + n * p.outputSize;
+    if (bias)
+      for (int64_t o = 0; o < s.outChannels; ++o)
+        std::fill(out + o * p.positions, out + (o + 1) * p.positions,
+                  bias[slice * s.outChannels + o]);
+    const T *matrix = image;
+    if (!p.direct) {
+      im2col(s, image, columns);
+      matrix = columns;
+    }
+    gemm(s.outChannels, p.positions, p.taps,
+         MatrixRef<T>{weight + slice * s.outChannels * p.taps, p.taps, false},
+         MatrixRef<T>{matrix, p.positions, false}, bias ? T(1) : T(0), out,
+         p.positions);
+  }
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
+                                const void *x, const void *weight,
+                                const void *bias, void *y) {
+  return withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    return conv2dOf(sizes, workspace, static_cast<const T *>(x),
+                    static_cast<const T *>(weight),
+                    static_cast<const T *>(bias), static_cast<T *>(y));
+  });
+}
+
+template <typename T>
+static KernelStatus backwardInputOf(const ConvSizes &s, Workspace &workspace,
+                                    const T *grad, const T *weight, T *y) {
+  Plan p = planOf(s);
+  T *columns;
+  KernelStatus status = prepare(s, p, workspace, columns);
+  if (status.failed())
+    return status;
+  for (int64_t n = 0; n < s.images; ++n) {
+    int64_t slice = n / s.imagesPerSlice;
+    T *image = y + n * p.imageSize;
+    // columns = w_s^T grad_n: w_s is stored [O, taps], read transposed.
+    T *target = p.direct ? image : columns;
+    gemm(p.taps, p.positions, s.outChannels,
+         MatrixRef<T>{weight + slice * s.outChannels * p.taps, p.taps, true},
+         MatrixRef<T>{grad + n * p.outputSize, p.positions, false}, T(0),
+         target, p.positions);
+    if (!p.direct) {
+      std::fill(image, image + p.imageSize, T(0));
+      col2im(s, columns, image);
+    }
+  }
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::conv2dBackwardInput(metart_dtype dtype,
+                                             const ConvSizes &sizes,
+                                             const void *grad,
+                                             const void *weight, void *y) {
+  return withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    return backwardInputOf(sizes, workspace, static_cast<const T *>(grad),
+                           static_cast<const T *>(weight), static_cast<T *>(y));
+  });
+}
+
+template <typename T>
+static KernelStatus backwardWeightOf(const ConvSizes &s, Workspace &workspace,
+                                     const T *x, const T *grad, T *y) {
+  Plan p = planOf(s);
+  T *columns;
+  KernelStatus status = prepare(s, p, workspace, columns);
+  if (status.failed())
+    return status;
+  int64_t sliceSize = s.outChannels * p.taps;
+  // Slices without images (an empty batch) get a zero gradient.
+  std::fill(y, y + s.slices * sliceSize, T(0));
+  for (int64_t n = 0; n < s.images; ++n) {
+    int64_t slice = n / s.imagesPerSlice;
+    const T *matrix = x + n * p.imageSize;
+    if (!p.direct) {
+      im2col(s, matrix, columns);
+      matrix = columns;
+    }
+    // w_s += grad_n columns^T: columns are stored [taps, positions].
+    gemm(s.outChannels, p.taps, p.positions,
+         MatrixRef<T>{grad + n * p.outputSize, p.positions, false},
+         MatrixRef<T>{matrix, p.positions, true}, T(1), y + slice * sliceSize,
+         p.taps);
+  }
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::conv2dBackwardWeight(metart_dtype dtype,
+                                              const ConvSizes &sizes,
+                                              const void *x, const void *grad,
+                                              void *y) {
+  return withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    return backwardWeightOf(sizes, workspace, static_cast<const T *>(x),
+                            static_cast<const T *>(grad), static_cast<T *>(y));
+  });
+}
+
+} // namespace metart::cpu

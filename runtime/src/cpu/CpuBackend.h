@@ -1,0 +1,129 @@
+//===- CpuBackend.h - the CPU backend ---------------------------*- C++ -*-===//
+//
+// The backend that runs on the host: memory from the C++ allocator, products
+// through OpenBLAS, loops for the rest. Its kernels are defined in the file
+// of their concept (Elementwise.cpp, Linear.cpp, ...); each dispatches on
+// the element type to a template over float and double.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_CPU_CPUBACKEND_H
+#define METART_SRC_CPU_CPUBACKEND_H
+
+#include "../Backend.h"
+
+namespace metart::cpu {
+
+/// Host memory that a kernel uses for intermediate values (im2col columns,
+/// statistics), kept between calls and grown on demand.
+class Workspace {
+public:
+  Workspace() = default;
+  ~Workspace();
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+
+  /// At least `bytes` bytes, 64-byte aligned (their previous contents are
+  /// lost), or null when the host has no more.
+  void *get(size_t bytes);
+
+private:
+  void *data = nullptr;
+  size_t capacity = 0;
+};
+
+/// The CPU backend.
+class CpuBackend final : public Backend {
+public:
+  void *allocate(size_t bytes) override;
+  void deallocate(void *data) override;
+  KernelStatus copy(void *destination, const void *source, size_t bytes,
+                    CopyKind kind) override;
+  KernelStatus synchronize() override;
+
+  KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
+                    double value) override;
+  KernelStatus unary(metart_unary_op op, metart_dtype dtype, int64_t count,
+                     const void *x, void *y) override;
+  KernelStatus scale(metart_dtype dtype, int64_t count, const void *x,
+                     double factor, void *y) override;
+  KernelStatus binary(metart_binary_op op, metart_dtype dtype, int64_t count,
+                      const void *a, const void *b, void *y) override;
+
+  KernelStatus linear(metart_dtype dtype, const LinearSizes &sizes,
+                      const void *x, const void *weight, const void *bias,
+                      void *y) override;
+  KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
+                      const void *a, const void *b, void *y) override;
+
+  KernelStatus conv2d(metart_dtype dtype, const ConvSizes &sizes, const void *x,
+                      const void *weight, const void *bias, void *y) override;
+  KernelStatus conv2dBackwardInput(metart_dtype dtype, const ConvSizes &sizes,
+                                   const void *grad, const void *weight,
+                                   void *y) override;
+  KernelStatus conv2dBackwardWeight(metart_dtype dtype, const ConvSizes &sizes,
+                                    const void *x, const void *grad,
+                                    void *y) override;
+
+  KernelStatus maxPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                         const void *x, void *y) override;
+  KernelStatus avgPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                         const void *x, void *y) override;
+  KernelStatus maxPool2dBackward(metart_dtype dtype, const PoolSizes &sizes,
+                                 const void *x, const void *grad,
+                                 void *y) override;
+  KernelStatus maxPool2dGather(metart_dtype dtype, const PoolSizes &sizes,
+                               const void *x, const void *source,
+                               void *y) override;
+  KernelStatus avgPool2dBackward(metart_dtype dtype, const PoolSizes &sizes,
+                                 const void *grad, void *y) override;
+
+  KernelStatus batchNorm(metart_dtype dtype, const BatchNormSizes &sizes,
+                         const void *x, const void *weight, const void *bias,
+                         double epsilon, void *y) override;
+  KernelStatus layerNorm(metart_dtype dtype, const LayerNormSizes &sizes,
+                         const void *x, const void *weight, const void *bias,
+                         double epsilon, void *y) override;
+  KernelStatus softmax(metart_dtype dtype, const AxisSizes &sizes,
+                       bool logarithm, const void *x, void *y) override;
+
+  KernelStatus embedding(metart_dtype dtype, metart_dtype idType,
+                         const LookupSizes &sizes, const void *ids,
+                         const void *table, void *y) override;
+  KernelStatus embeddingBackward(metart_dtype dtype, metart_dtype idType,
+                                 const LookupSizes &sizes, const void *ids,
+                                 const void *grad, void *y) override;
+  KernelStatus oneHot(metart_dtype dtype, metart_dtype labelType, int64_t count,
+                      int64_t classes, const void *labels, void *y) override;
+
+  KernelStatus copyStrided(metart_dtype dtype, const StridedSpace<2> &space,
+                           const void *x, void *y) override;
+  KernelStatus reduceSum(metart_dtype dtype, const StridedSpace<2> &space,
+                         int64_t resultCount, double divisor, const void *x,
+                         void *y) override;
+
+  KernelStatus mseLoss(metart_dtype dtype, const LossSizes &sizes,
+                       const void *prediction, const void *target,
+                       void *y) override;
+  KernelStatus crossEntropyLoss(metart_dtype dtype, metart_dtype labelType,
+                                const LossSizes &sizes, const void *logits,
+                                const void *labels, void *y) override;
+
+  KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
+                         const void *grad, void *momentumBuffer,
+                         const SgdOptions &options) override;
+  KernelStatus adamUpdate(metart_dtype dtype, int64_t count, void *param,
+                          const void *grad, void *expAvg, void *expAvgSq,
+                          const AdamOptions &options) override;
+
+private:
+  Workspace workspace;
+};
+
+/// The status of a kernel whose workspace of `bytes` bytes could not be
+/// allocated.
+KernelStatus workspaceExhausted(size_t bytes);
+
+} // namespace metart::cpu
+
+#endif // METART_SRC_CPU_CPUBACKEND_H

@@ -1,0 +1,159 @@
+//===- Pooling.cpp - 2-D pooling on the CPU -------------------------------===//
+//
+// Windows are clipped to the input, which is how max pooling pads with
+// -inf (padding is never selected) and how average pooling adds zeros;
+// average pooling still divides by the full window (count_include_pad).
+// Max pooling picks the first maximum of a window in row-major order, or
+// its first NaN (NaN propagates, as in PyTorch); its derivative and the
+// gather use the same choice. Window sums are computed in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuBackend.h"
+#include "Dtype.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace metart::cpu {
+
+namespace {
+/// The input rows [rowLo, rowHi) and columns [colLo, colHi) of one window.
+struct Window {
+  int64_t rowLo, rowHi, colLo, colHi;
+};
+} // namespace
+
+/// The window of output (i, j), clipped to the input.
+static Window windowOf(const PoolSizes &s, int64_t i, int64_t j) {
+  int64_t row = i * s.strideH - s.padH, col = j * s.strideW - s.padW;
+  return {std::max<int64_t>(row, 0), std::min(row + s.kernelH, s.height),
+          std::max<int64_t>(col, 0), std::min(col + s.kernelW, s.width)};
+}
+
+/// Calls `fn(plane, out, argmax)` for every output element (`plane`, `out`
+/// its index within the output plane) with `argmax` the index within the
+/// input plane of its window's maximum.
+template <typename T, typename Fn>
+static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
+  int64_t inPlane = s.height * s.width;
+  for (int64_t plane = 0; plane < s.planes; ++plane) {
+    const T *in = x + plane * inPlane;
+    for (int64_t i = 0; i < s.outHeight; ++i)
+      for (int64_t j = 0; j < s.outWidth; ++j) {
+        Window w = windowOf(s, i, j);
+        // Padding is at most half the kernel: every window holds an input.
+        int64_t best = w.rowLo * s.width + w.colLo;
+        for (int64_t r = w.rowLo; r < w.rowHi; ++r)
+          for (int64_t c = w.colLo; c < w.colHi; ++c) {
+            T value = in[r * s.width + c], current = in[best];
+            if (value > current || (std::isnan(value) && !std::isnan(current)))
+              best = r * s.width + c;
+          }
+        fn(plane, i * s.outWidth + j, best);
+      }
+  }
+}
+
+KernelStatus CpuBackend::maxPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                                   const void *x, void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *in = static_cast<const T *>(x);
+    T *out = static_cast<T *>(y);
+    int64_t inPlane = sizes.height * sizes.width;
+    int64_t outPlane = sizes.outHeight * sizes.outWidth;
+    forEachArgmax(sizes, in, [&](int64_t plane, int64_t o, int64_t argmax) {
+      out[plane * outPlane + o] = in[plane * inPlane + argmax];
+    });
+  });
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::maxPool2dBackward(metart_dtype dtype,
+                                           const PoolSizes &sizes,
+                                           const void *x, const void *grad,
+                                           void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *g = static_cast<const T *>(grad);
+    T *dx = static_cast<T *>(y);
+    int64_t inPlane = sizes.height * sizes.width;
+    int64_t outPlane = sizes.outHeight * sizes.outWidth;
+    std::fill(dx, dx + sizes.planes * inPlane, T(0));
+    forEachArgmax(sizes, static_cast<const T *>(x),
+                  [&](int64_t plane, int64_t o, int64_t argmax) {
+                    dx[plane * inPlane + argmax] += g[plane * outPlane + o];
+                  });
+  });
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::maxPool2dGather(metart_dtype dtype,
+                                         const PoolSizes &sizes, const void *x,
+                                         const void *source, void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *src = static_cast<const T *>(source);
+    T *out = static_cast<T *>(y);
+    int64_t inPlane = sizes.height * sizes.width;
+    int64_t outPlane = sizes.outHeight * sizes.outWidth;
+    forEachArgmax(sizes, static_cast<const T *>(x),
+                  [&](int64_t plane, int64_t o, int64_t argmax) {
+                    out[plane * outPlane + o] = src[plane * inPlane + argmax];
+                  });
+  });
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::avgPool2d(metart_dtype dtype, const PoolSizes &sizes,
+                                   const void *x, void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *in = static_cast<const T *>(x);
+    T *out = static_cast<T *>(y);
+    double window = static_cast<double>(sizes.kernelH * sizes.kernelW);
+    for (int64_t plane = 0; plane < sizes.planes; ++plane) {
+      const T *p = in + plane * sizes.height * sizes.width;
+      T *q = out + plane * sizes.outHeight * sizes.outWidth;
+      for (int64_t i = 0; i < sizes.outHeight; ++i)
+        for (int64_t j = 0; j < sizes.outWidth; ++j) {
+          Window w = windowOf(sizes, i, j);
+          double sum = 0;
+          for (int64_t r = w.rowLo; r < w.rowHi; ++r)
+            for (int64_t c = w.colLo; c < w.colHi; ++c)
+              sum += static_cast<double>(p[r * sizes.width + c]);
+          q[i * sizes.outWidth + j] = static_cast<T>(sum / window);
+        }
+    }
+  });
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::avgPool2dBackward(metart_dtype dtype,
+                                           const PoolSizes &sizes,
+                                           const void *grad, void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *g = static_cast<const T *>(grad);
+    T *dx = static_cast<T *>(y);
+    T window = static_cast<T>(sizes.kernelH * sizes.kernelW);
+    int64_t inPlane = sizes.height * sizes.width;
+    std::fill(dx, dx + sizes.planes * inPlane, T(0));
+    for (int64_t plane = 0; plane < sizes.planes; ++plane) {
+      T *p = dx + plane * inPlane;
+      const T *q = g + plane * sizes.outHeight * sizes.outWidth;
+      for (int64_t i = 0; i < sizes.outHeight; ++i)
+        for (int64_t j = 0; j < sizes.outWidth; ++j) {
+          Window w = windowOf(sizes, i, j);
+          T share = q[i * sizes.outWidth + j] / window;
+          for (int64_t r = w.rowLo; r < w.rowHi; ++r)
+            for (int64_t c = w.colLo; c < w.colHi; ++c)
+              p[r * sizes.width + c] += share;
+        }
+    }
+  });
+  return KernelStatus::ok();
+}
+
+} // namespace metart::cpu

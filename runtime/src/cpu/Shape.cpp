@@ -1,0 +1,91 @@
+//===- Shape.cpp - strided copies and reductions on the CPU ---------------===//
+//
+// Transpose and broadcast are one strided copy: the result is walked in
+// order and each element read from the input through its strides (0 along
+// broadcast dimensions). Reductions walk the input in order and add each
+// element into the result through its strides (0 along reduced dimensions);
+// a row along a reduced dimension is summed first, a row along a kept one
+// is added elementwise. Sums are kept in double and rounded once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuBackend.h"
+#include "Dtype.h"
+#include "Strided.h"
+
+#include <algorithm>
+
+namespace metart::cpu {
+
+template <typename T>
+static void copyStridedOf(const StridedSpace<2> &space, const T *x, T *y) {
+  forEachRow(space,
+             [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+               T *out = y + offset[0];
+               const T *in = x + offset[1];
+               if (stride[0] == 1 && stride[1] == 1)
+                 std::copy(in, in + length, out);
+               else if (stride[0] == 1 && stride[1] == 0)
+                 std::fill(out, out + length, *in);
+               else
+                 for (int64_t j = 0; j < length; ++j)
+                   out[j * stride[0]] = in[j * stride[1]];
+             });
+}
+
+KernelStatus CpuBackend::copyStrided(metart_dtype dtype,
+                                     const StridedSpace<2> &space,
+                                     const void *x, void *y) {
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    copyStridedOf(space, static_cast<const T *>(x), static_cast<T *>(y));
+  });
+  return KernelStatus::ok();
+}
+
+/// Sums in double into `sums` (`resultCount` of them), then writes each
+/// divided by `divisor`, rounded once, to `y`.
+template <typename T>
+static void reduceSumOf(const StridedSpace<2> &space, int64_t resultCount,
+                        double divisor, const T *x, double *sums, T *y) {
+  std::fill(sums, sums + resultCount, 0.0);
+  forEachRow(space,
+             [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+               const T *in = x + offset[0];
+               double *out = sums + offset[1];
+               if (stride[1] == 0) {
+                 double sum = 0;
+                 for (int64_t j = 0; j < length; ++j)
+                   sum += static_cast<double>(in[j * stride[0]]);
+                 *out += sum;
+                 return;
+               }
+               if (stride[0] == 1 && stride[1] == 1) {
+                 for (int64_t j = 0; j < length; ++j)
+                   out[j] += static_cast<double>(in[j]);
+                 return;
+               }
+               for (int64_t j = 0; j < length; ++j)
+                 out[j * stride[1]] += static_cast<double>(in[j * stride[0]]);
+             });
+  for (int64_t i = 0; i < resultCount; ++i)
+    y[i] = static_cast<T>(sums[i] / divisor);
+}
+
+KernelStatus CpuBackend::reduceSum(metart_dtype dtype,
+                                   const StridedSpace<2> &space,
+                                   int64_t resultCount, double divisor,
+                                   const void *x, void *y) {
+  size_t bytes = static_cast<size_t>(resultCount) * sizeof(double);
+  auto *sums = static_cast<double *>(workspace.get(bytes));
+  if (!sums)
+    return workspaceExhausted(bytes);
+  withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    reduceSumOf(space, resultCount, divisor, static_cast<const T *>(x), sums,
+                static_cast<T *>(y));
+  });
+  return KernelStatus::ok();
+}
+
+} // namespace metart::cpu

@@ -1,0 +1,77 @@
+//===- Elementwise.cpp - checks and dispatch of elementwise kernels -------===//
+//
+// `metart_fill` (of any element type: integer splat constants are ids or
+// labels), `metart_nn_unary`, `metart_nn_scale` and `metart_nn_binary`:
+// operands of one shape and element type; the result may be exactly an
+// operand (in place) but not overlap one partially.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+
+#include <cmath>
+
+using namespace metart;
+
+metart_status metart_fill(metart_context *context, const metart_tensor *y,
+                          double value) {
+  Checker check(context, "metart_fill");
+  if (!check.tensor("y", y))
+    return check.result();
+  if (y->dtype == METART_I32 || y->dtype == METART_I64) {
+    double bound =
+        y->dtype == METART_I32 ? 2147483648.0 : 9223372036854775808.0;
+    if (!(value == std::trunc(value) && value >= -bound && value < bound))
+      return check.invalid("value ", value, " is not an ", dtypeName(y->dtype),
+                           " integer");
+  }
+  return check.finish(
+      context->backend->fill(dtypeOf(*y), numElements(*y), y->data, value));
+}
+
+metart_status metart_nn_unary(metart_context *context, metart_unary_op op,
+                              const metart_tensor *x, const metart_tensor *y) {
+  Checker check(context, "metart_nn_unary");
+  if (!check.floatTensor("x", x) || !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "x", *x) ||
+      !check.shape("y", *y, shapeOf(*x)) ||
+      !check.disjoint("y", *y, "x", *x, /*allowSame=*/true))
+    return check.result();
+  if (op < METART_NEG || op > METART_GELU)
+    return check.invalid("unknown unary op ", static_cast<int>(op));
+  return check.finish(context->backend->unary(op, dtypeOf(*x), numElements(*x),
+                                              x->data, y->data));
+}
+
+metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
+                              double factor, const metart_tensor *y) {
+  Checker check(context, "metart_nn_scale");
+  if (!check.floatTensor("x", x) || !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "x", *x) ||
+      !check.shape("y", *y, shapeOf(*x)) ||
+      !check.disjoint("y", *y, "x", *x, /*allowSame=*/true))
+    return check.result();
+  return check.finish(context->backend->scale(dtypeOf(*x), numElements(*x),
+                                              x->data, factor, y->data));
+}
+
+metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
+                               const metart_tensor *a, const metart_tensor *b,
+                               const metart_tensor *y) {
+  Checker check(context, "metart_nn_binary");
+  if (!check.floatTensor("a", a) || !check.floatTensor("b", b) ||
+      !check.floatTensor("y", y) || !check.sameDtype("b", *b, "a", *a) ||
+      !check.sameDtype("y", *y, "a", *a))
+    return check.result();
+  if (shapeOf(*a) != shapeOf(*b))
+    return check.invalid("operand shapes ", shapeOf(*a), " and ", shapeOf(*b),
+                         " differ (broadcasting is explicit)");
+  if (!check.shape("y", *y, shapeOf(*a)) ||
+      !check.disjoint("y", *y, "a", *a, /*allowSame=*/true) ||
+      !check.disjoint("y", *y, "b", *b, /*allowSame=*/true))
+    return check.result();
+  if (op < METART_ADD || op > METART_DIV)
+    return check.invalid("unknown binary op ", static_cast<int>(op));
+  return check.finish(context->backend->binary(op, dtypeOf(*a), numElements(*a),
+                                               a->data, b->data, y->data));
+}

@@ -1,0 +1,89 @@
+//===- Indexing.cpp - checks and dispatch of integer-indexed kernels ------===//
+//
+// `metart_nn_embedding` (ids `[S...]` into a table `[P..., V, D]` whose
+// batch dimensions prefix `S...`), its scatter-add derivative, and
+// `metart_nn_one_hot`. Ids and labels are checked against their range by
+// the backend, which sees their values: METART_ERROR_OUT_OF_RANGE.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+
+using namespace metart;
+
+/// Checks a lookup of `ids` in a table of shape `table` (named
+/// `tableName`) and computes its sizes and the shape `[S..., D]` of the
+/// looked-up rows.
+static bool lookup(Checker &check, const metart_tensor &ids,
+                   const char *tableName, const metart_tensor &table,
+                   LookupSizes &sizes, SmallShape &rows) {
+  ShapeRef is = shapeOf(ids), ts = shapeOf(table);
+  if (ts.size() < 2)
+    return check.reject("expects ", tableName,
+                        " of rank >= 2 ([..., V, D]), got ", describe(table));
+  size_t slices = ts.size() - 2;
+  if (slices > is.size() || ts.takeFront(slices) != is.takeFront(slices))
+    return check.reject(tableName, " batch dimensions ", ts.takeFront(slices),
+                        " are not a prefix of the ids' dimensions ", is);
+  sizes.positions = is.product();
+  sizes.slices = ts.takeFront(slices).product();
+  sizes.positionsPerSlice = is.dropFront(slices).product();
+  sizes.rows = ts[ts.size() - 2];
+  sizes.width = ts.back();
+  rows = SmallShape(is);
+  rows.push_back(sizes.width);
+  return true;
+}
+
+metart_status metart_nn_embedding(metart_context *context,
+                                  const metart_tensor *ids,
+                                  const metart_tensor *table,
+                                  const metart_tensor *y) {
+  Checker check(context, "metart_nn_embedding");
+  LookupSizes sizes;
+  SmallShape rows;
+  if (!check.indexTensor("ids", ids) || !check.floatTensor("table", table) ||
+      !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "table", *table) ||
+      !lookup(check, *ids, "table", *table, sizes, rows) ||
+      !check.shape("y", *y, rows) || !check.disjoint("y", *y, "ids", *ids) ||
+      !check.disjoint("y", *y, "table", *table))
+    return check.result();
+  return check.finish(context->backend->embedding(
+      dtypeOf(*table), dtypeOf(*ids), sizes, ids->data, table->data, y->data));
+}
+
+metart_status metart_nn_embedding_backward(metart_context *context,
+                                           const metart_tensor *ids,
+                                           const metart_tensor *grad,
+                                           const metart_tensor *y) {
+  Checker check(context, "metart_nn_embedding_backward");
+  LookupSizes sizes;
+  SmallShape rows;
+  if (!check.indexTensor("ids", ids) || !check.floatTensor("grad", grad) ||
+      !check.floatTensor("y", y) || !check.sameDtype("y", *y, "grad", *grad) ||
+      !lookup(check, *ids, "y", *y, sizes, rows) ||
+      !check.shape("grad", *grad, rows) ||
+      !check.disjoint("y", *y, "ids", *ids) ||
+      !check.disjoint("y", *y, "grad", *grad))
+    return check.result();
+  return check.finish(context->backend->embeddingBackward(
+      dtypeOf(*grad), dtypeOf(*ids), sizes, ids->data, grad->data, y->data));
+}
+
+metart_status metart_nn_one_hot(metart_context *context,
+                                const metart_tensor *labels,
+                                const metart_tensor *y) {
+  Checker check(context, "metart_nn_one_hot");
+  if (!check.indexTensor("labels", labels) || !check.floatTensor("y", y))
+    return check.result();
+  ShapeRef ys = shapeOf(*y);
+  if (ys.empty() || ys.dropBack(1) != shapeOf(*labels))
+    return check.invalid("y shape ", ys, " is not the labels shape ",
+                         shapeOf(*labels), " plus a class dimension");
+  if (!check.disjoint("y", *y, "labels", *labels))
+    return check.result();
+  return check.finish(context->backend->oneHot(dtypeOf(*y), dtypeOf(*labels),
+                                               numElements(*labels), ys.back(),
+                                               labels->data, y->data));
+}

@@ -1,0 +1,76 @@
+//===- Losses.cpp - checks and dispatch of losses -------------------------===//
+//
+// `metart_nn_mse_loss` and `metart_nn_cross_entropy_loss`: a mean over every
+// dimension after the leading `batch_rank` ones, which the result keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+
+using namespace metart;
+
+/// Checks that `batchRank` lies in [0, `maxRank`].
+static bool batchRankInRange(Checker &check, int64_t batchRank,
+                             int64_t maxRank) {
+  if (batchRank >= 0 && batchRank <= maxRank)
+    return true;
+  return check.reject("batch_rank ", batchRank, " is out of range [0, ",
+                      maxRank, "]");
+}
+
+metart_status metart_nn_mse_loss(metart_context *context,
+                                 const metart_tensor *prediction,
+                                 const metart_tensor *target,
+                                 int64_t batch_rank, const metart_tensor *y) {
+  Checker check(context, "metart_nn_mse_loss");
+  if (!check.floatTensor("prediction", prediction) ||
+      !check.floatTensor("target", target) || !check.floatTensor("y", y) ||
+      !check.sameDtype("target", *target, "prediction", *prediction) ||
+      !check.sameDtype("y", *y, "prediction", *prediction))
+    return check.result();
+  ShapeRef ps = shapeOf(*prediction);
+  if (ps != shapeOf(*target))
+    return check.invalid("prediction shape ", ps,
+                         " does not match target shape ", shapeOf(*target));
+  if (!batchRankInRange(check, batch_rank, prediction->rank) ||
+      !check.shape("y", *y, ps.takeFront(static_cast<size_t>(batch_rank))) ||
+      !check.disjoint("y", *y, "prediction", *prediction) ||
+      !check.disjoint("y", *y, "target", *target))
+    return check.result();
+  LossSizes sizes;
+  sizes.entries = numElements(*y);
+  sizes.samples = ps.dropFront(static_cast<size_t>(batch_rank)).product();
+  sizes.classes = 1;
+  return check.finish(context->backend->mseLoss(
+      dtypeOf(*prediction), sizes, prediction->data, target->data, y->data));
+}
+
+metart_status metart_nn_cross_entropy_loss(metart_context *context,
+                                           const metart_tensor *logits,
+                                           const metart_tensor *labels,
+                                           int64_t batch_rank,
+                                           const metart_tensor *y) {
+  Checker check(context, "metart_nn_cross_entropy_loss");
+  if (!check.floatTensor("logits", logits) ||
+      !check.indexTensor("labels", labels) || !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "logits", *logits))
+    return check.result();
+  ShapeRef ls = shapeOf(*logits);
+  if (ls.empty() || ls.dropBack(1) != shapeOf(*labels))
+    return check.invalid("labels shape ", shapeOf(*labels),
+                         " is not the logits shape ", ls,
+                         " without its class dimension");
+  if (!batchRankInRange(check, batch_rank, labels->rank) ||
+      !check.shape("y", *y, ls.takeFront(static_cast<size_t>(batch_rank))) ||
+      !check.disjoint("y", *y, "logits", *logits) ||
+      !check.disjoint("y", *y, "labels", *labels))
+    return check.result();
+  LossSizes sizes;
+  sizes.entries = numElements(*y);
+  sizes.samples =
+      shapeOf(*labels).dropFront(static_cast<size_t>(batch_rank)).product();
+  sizes.classes = ls.back();
+  return check.finish(context->backend->crossEntropyLoss(
+      dtypeOf(*logits), dtypeOf(*labels), sizes, logits->data, labels->data,
+      y->data));
+}

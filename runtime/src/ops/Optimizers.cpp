@@ -1,0 +1,91 @@
+//===- Optimizers.cpp - checks and dispatch of optimizer updates ----------===//
+//
+// `metart_sgd_update` and `metart_adam_update`: the parameter and its state
+// are updated in place; gradient and state have the parameter's shape and
+// element type and none of them overlaps another. Hyperparameters are
+// checked as torch.optim checks them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+
+using namespace metart;
+
+/// Checks that the optional `state` tensors (named in `names`) are float
+/// tensors like `param`, and that `param`, `grad` and the states are
+/// pairwise disjoint.
+static bool sameAsParam(Checker &check, const metart_tensor &param,
+                        const metart_tensor &grad,
+                        const metart_tensor *const *states,
+                        const char *const *names, int count) {
+  if (!check.sameDtype("grad", grad, "param", param) ||
+      !check.shape("grad", grad, shapeOf(param)) ||
+      !check.disjoint("param", param, "grad", grad))
+    return false;
+  for (int i = 0; i < count; ++i) {
+    if (!check.floatTensor(names[i], states[i]) ||
+        !check.sameDtype(names[i], *states[i], "param", param) ||
+        !check.shape(names[i], *states[i], shapeOf(param)) ||
+        !check.disjoint(names[i], *states[i], "param", param) ||
+        !check.disjoint(names[i], *states[i], "grad", grad))
+      return false;
+    for (int j = 0; j < i; ++j)
+      if (!check.disjoint(names[i], *states[i], names[j], *states[j]))
+        return false;
+  }
+  return true;
+}
+
+metart_status metart_sgd_update(metart_context *context,
+                                const metart_tensor *param,
+                                const metart_tensor *grad,
+                                const metart_tensor *momentum_buffer, double lr,
+                                double momentum, double weight_decay) {
+  Checker check(context, "metart_sgd_update");
+  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad))
+    return check.result();
+  if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0))
+    return check.invalid("expects a non-negative lr, momentum and "
+                         "weight_decay, got ",
+                         lr, ", ", momentum, " and ", weight_decay);
+  if (momentum != 0 && !momentum_buffer)
+    return check.invalid("momentum ", momentum,
+                         " needs a momentum_buffer, got null");
+  const metart_tensor *states[] = {momentum_buffer};
+  const char *names[] = {"momentum_buffer"};
+  if (!sameAsParam(check, *param, *grad, states, names, momentum != 0 ? 1 : 0))
+    return check.result();
+  SgdOptions options{lr, momentum, weight_decay};
+  return check.finish(context->backend->sgdUpdate(
+      dtypeOf(*param), numElements(*param), param->data, grad->data,
+      momentum != 0 ? momentum_buffer->data : nullptr, options));
+}
+
+metart_status
+metart_adam_update(metart_context *context, const metart_tensor *param,
+                   const metart_tensor *grad, const metart_tensor *exp_avg,
+                   const metart_tensor *exp_avg_sq, int64_t step, double lr,
+                   double beta1, double beta2, double eps, double weight_decay,
+                   int decoupled) {
+  Checker check(context, "metart_adam_update");
+  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad))
+    return check.result();
+  if (step < 1)
+    return check.invalid("step ", step, " is not a 1-based step number");
+  if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0))
+    return check.invalid("expects a non-negative lr, eps and weight_decay, "
+                         "got ",
+                         lr, ", ", eps, " and ", weight_decay);
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return check.invalid("expects betas in [0, 1), got ", beta1, " and ",
+                         beta2);
+  const metart_tensor *states[] = {exp_avg, exp_avg_sq};
+  const char *names[] = {"exp_avg", "exp_avg_sq"};
+  if (!sameAsParam(check, *param, *grad, states, names, 2))
+    return check.result();
+  AdamOptions options{step, lr,           beta1,         beta2,
+                      eps,  weight_decay, decoupled != 0};
+  return check.finish(context->backend->adamUpdate(
+      dtypeOf(*param), numElements(*param), param->data, grad->data,
+      exp_avg->data, exp_avg_sq->data, options));
+}
