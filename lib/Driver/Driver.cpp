@@ -6,6 +6,7 @@
 #include "metac/Frontend/Parser.h"
 #include "metac/InitAll.h"
 #include "metac/Pipelines/Pipelines.h"
+#include "metac/Runner/Runner.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -52,11 +53,46 @@ struct Options {
       cl::desc("Check the diagnostics against expected-* comments in the "
                "spec (for tests)"),
       cl::init(false), cl::cat(category)};
+
+  // `metac run SPEC`: compile, then train and evaluate.
+  cl::OptionCategory runCategory{"metac run options"};
+  cl::opt<int64_t> iterations{"iterations",
+                              cl::desc("Meta-iterations (default: the spec's)"),
+                              cl::init(-1), cl::cat(runCategory)};
+  cl::opt<int64_t> seed{"seed", cl::desc("Random seed (default: the spec's)"),
+                        cl::init(-1), cl::cat(runCategory)};
+  cl::opt<std::string> initParams{
+      "init-params", cl::desc("Start from these parameters (safetensors)"),
+      cl::value_desc("file"), cl::cat(runCategory)};
+  cl::opt<std::string> saveParams{
+      "save-params", cl::desc("Write the trained parameters (safetensors)"),
+      cl::value_desc("file"), cl::cat(runCategory)};
+  cl::opt<int64_t> checkpointEvery{
+      "checkpoint-every", cl::desc("Checkpoint every N meta-iterations"),
+      cl::init(0), cl::cat(runCategory)};
+  cl::opt<std::string> checkpointDir{"checkpoint-dir",
+                                     cl::desc("Directory of the checkpoint"),
+                                     cl::value_desc("dir"),
+                                     cl::cat(runCategory)};
+  cl::opt<std::string> resume{"resume",
+                              cl::desc("Resume from this checkpoint directory"),
+                              cl::value_desc("dir"), cl::cat(runCategory)};
+  cl::opt<std::string> metrics{
+      "metrics", cl::desc("Write per-iteration metrics (JSON lines)"),
+      cl::value_desc("file"), cl::cat(runCategory)};
+  cl::opt<std::string> backend{
+      "backend", cl::desc("cpu or cuda (default: cuda when a GPU is present)"),
+      cl::cat(runCategory)};
+  cl::opt<uint64_t> memoryLimit{
+      "memory-limit", cl::desc("Cap on the runtime's device memory, in bytes"),
+      cl::init(0), cl::cat(runCategory)};
+  cl::opt<bool> quiet{"quiet", cl::desc("No progress output"),
+                      cl::init(false), cl::cat(runCategory)};
 };
 
 /// Parses and lowers the spec up to `phase`, printing the result to `os`.
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
-                      Phase phase, raw_ostream &os) {
+                      Phase phase, raw_ostream &os, const RunOptions *run) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
@@ -80,6 +116,8 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   if (failed(applyPassManagerCLOptions(pm)) ||
       failed(buildPipelineTo(pm, phase)) || failed(pm.run(*module)))
     return failure();
+  if (run)
+    return runProgram(*module, *run, os);
   if (phase == Phase::LLVM) {
     registerBuiltinDialectTranslation(context);
     registerLLVMDialectTranslation(context);
@@ -103,11 +141,47 @@ int metac::metacMain(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   Options options;
-  cl::HideUnrelatedOptions({&options.category, &llvm::getColorCategory()});
+  cl::HideUnrelatedOptions({&options.category, &options.runCategory,
+                            &llvm::getColorCategory()});
+  // `metac run SPEC [options]` trains; `metac SPEC [options]` compiles.
+  bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
+  SmallVector<char *> args(argv, argv + argc);
+  if (runMode)
+    args.erase(args.begin() + 1);
   cl::ParseCommandLineOptions(
-      argc, argv,
+      args.size(), args.data(),
       "metac: the meta-learning compiler\n\n"
-      "Compiles a spec (.meta) to the IR of a phase.\n");
+      "  metac SPEC [--compile-to=PHASE] [-o FILE]   compile a spec\n"
+      "  metac run SPEC [options]                   train and evaluate it\n");
+  std::optional<RunOptions> run;
+  if (runMode) {
+    run.emplace();
+    if (options.iterations >= 0)
+      run->iterations = options.iterations;
+    if (options.seed >= 0)
+      run->seed = static_cast<uint64_t>(options.seed);
+    run->initParams = options.initParams;
+    run->saveParams = options.saveParams;
+    run->checkpointEvery = options.checkpointEvery;
+    run->checkpointDir = options.checkpointDir;
+    run->resumeDir = options.resume;
+    run->metrics = options.metrics;
+    run->backend = options.backend;
+    run->memoryLimit = options.memoryLimit;
+    run->progress = options.quiet ? 0 : 2;
+    if (!run->backend.empty() && run->backend != "cpu" &&
+        run->backend != "cuda") {
+      llvm::errs() << "metac: error: --backend must be cpu or cuda, got '"
+                   << run->backend << "'\n";
+      return 1;
+    }
+    if (run->checkpointEvery > 0 && run->checkpointDir.empty()) {
+      llvm::errs() << "metac: error: --checkpoint-every needs "
+                      "--checkpoint-dir\n";
+      return 1;
+    }
+    options.compileTo = "autodiff";
+  }
 
   std::optional<Phase> phase = parsePhase(options.compileTo);
   if (!phase) {
@@ -151,11 +225,13 @@ int metac::metacMain(int argc, char **argv) {
   LogicalResult status = failure();
   if (options.verifyDiagnostics) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
-    (void)compile(sourceMgr, context, *phase, resultStream);
+    (void)compile(sourceMgr, context, *phase, resultStream,
+                  run ? &*run : nullptr);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    status = compile(sourceMgr, context, *phase, resultStream);
+    status = compile(sourceMgr, context, *phase, resultStream,
+                     run ? &*run : nullptr);
   }
   if (failed(status))
     return 1;

@@ -1,0 +1,42 @@
+//===- Runner.h - compile and train a spec in-process ------------*- C++ -*-===//
+//
+// `metac run`: the spec's step and evaluation functions are lowered, JIT
+// compiled and handed to the runtime's training driver together with what
+// the IR says about the program (parameters and their initialisers, the
+// optimizer's state, the task distributions, the evaluations).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_RUNNER_RUNNER_H
+#define METAC_RUNNER_RUNNER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace metac {
+
+struct RunOptions {
+  std::optional<int64_t> iterations;
+  std::optional<uint64_t> seed;
+  std::string initParams, saveParams, checkpointDir, resumeDir, metrics;
+  int64_t checkpointEvery = 0;
+  /// "cpu", "cuda", or empty for cuda when available, else cpu.
+  std::string backend;
+  uint64_t memoryLimit = 0;
+  /// 0: quiet; 1: plain lines; 2: a progress bar on a terminal.
+  int progress = 2;
+};
+
+/// Trains the program of `module` (IR after the autodiff phase, with one
+/// meta.train) and prints the evaluation to `os`. Reports errors with
+/// emitError and fails.
+mlir::LogicalResult runProgram(mlir::ModuleOp module, const RunOptions &options,
+                               llvm::raw_ostream &os);
+
+} // namespace metac
+
+#endif // METAC_RUNNER_RUNNER_H

@@ -1,0 +1,48 @@
+# Task distributions (src/data/) and safetensors files (src/io/): the part
+# of the runtime that metart/data.h declares, and its tests. Included by
+# runtime/CMakeLists.txt once the metart target exists.
+
+set(METART_DATA_ROOT ${CMAKE_CURRENT_LIST_DIR})
+
+target_sources(metart PRIVATE
+  ${METART_DATA_ROOT}/src/data/Episodes.cpp
+  ${METART_DATA_ROOT}/src/data/Sinusoid.cpp
+  ${METART_DATA_ROOT}/src/data/Tasks.cpp
+  ${METART_DATA_ROOT}/src/io/AtomicFile.cpp
+  ${METART_DATA_ROOT}/src/io/Json.cpp
+  ${METART_DATA_ROOT}/src/io/SafetensorsDtype.cpp
+  ${METART_DATA_ROOT}/src/io/SafetensorsReader.cpp
+  ${METART_DATA_ROOT}/src/io/SafetensorsWriter.cpp
+)
+target_include_directories(metart PRIVATE ${METART_DATA_ROOT}/src)
+
+find_package(GTest REQUIRED)
+include(GoogleTest)
+
+# The C API's tests, plus the generator's (Random.h is internal); CApi.c
+# calls the API from C.
+add_executable(metart-data-test
+  ${METART_DATA_ROOT}/test/data/AtomicWriteTest.cpp
+  ${METART_DATA_ROOT}/test/data/CApi.c
+  ${METART_DATA_ROOT}/test/data/CorruptFileTest.cpp
+  ${METART_DATA_ROOT}/test/data/EpisodesTest.cpp
+  ${METART_DATA_ROOT}/test/data/RandomTest.cpp
+  ${METART_DATA_ROOT}/test/data/SafetensorsTest.cpp
+  ${METART_DATA_ROOT}/test/data/SinusoidTest.cpp
+)
+target_include_directories(metart-data-test PRIVATE ${METART_DATA_ROOT}/src)
+target_link_libraries(metart-data-test PRIVATE metart GTest::gtest_main)
+gtest_discover_tests(metart-data-test TEST_PREFIX "metart.data.")
+
+# Writes and dumps safetensors files for test/reference/check_safetensors.py,
+# which checks them against a reader and a writer written in Python.
+add_executable(metart-safetensors-tool
+  ${METART_DATA_ROOT}/test/data/SafetensorsTool.cpp)
+target_link_libraries(metart-safetensors-tool PRIVATE metart)
+find_program(METART_SYSTEM_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(METART_SYSTEM_PYTHON)
+  add_test(NAME metart.data.CheckSafetensors
+    COMMAND ${METART_SYSTEM_PYTHON}
+      ${METART_DATA_ROOT}/../test/reference/check_safetensors.py
+      --tool $<TARGET_FILE:metart-safetensors-tool>)
+endif()

@@ -1,0 +1,113 @@
+/*===- train.h - the meta-training driver ---------------------------------===*
+ *
+ * Compiled code is one meta-iteration (`step`) and evaluation functions;
+ * the driver owns everything around them: parameter initialisation and
+ * files, the iteration loop, task sampling, checkpoints, metrics, progress
+ * and evaluation. Part of the metart C API (see metart.h).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef METART_TRAIN_H
+#define METART_TRAIN_H
+
+#include "metart/data.h"
+#include "metart/metart.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A compiled function: descriptors of its arguments and of its results
+ *  (preallocated by the caller; a result may alias an argument). Returns a
+ *  metart_status. */
+typedef int32_t (*metart_function)(metart_context *context,
+                                   metart_tensor *const *inputs,
+                                   metart_tensor *const *outputs);
+
+typedef enum metart_init {
+  /** U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's default for linear and
+   *  convolution weights and biases. */
+  METART_INIT_UNIFORM_FAN_IN = 0,
+  METART_INIT_ONES = 1,
+  METART_INIT_ZEROS = 2,
+  /** N(0, 1): PyTorch's default for embeddings. */
+  METART_INIT_NORMAL = 3,
+} metart_init;
+
+typedef struct metart_param_spec {
+  const char *name; /* PyTorch state_dict name, e.g. "fc1.weight" */
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  int32_t init; /* metart_init */
+  int64_t fan_in;
+} metart_param_spec;
+
+typedef struct metart_eval_spec {
+  int64_t steps;            /* adaptation steps */
+  metart_function function; /* (params..., 4 batch tensors) -> losses[T] */
+  metart_tasks *tasks;
+  int64_t count; /* evaluation tasks */
+} metart_eval_spec;
+
+typedef struct metart_program {
+  const char *name;
+  /** (params..., state..., 4 batch tensors) -> (params..., state..., loss) */
+  metart_function step;
+  const metart_param_spec *params;
+  int64_t num_params;
+  /** Optimizer state: `state_per_param` buffers per parameter (zeros), then
+   *  a tensor<i64> step count when `step_counter`. */
+  int32_t state_per_param;
+  int32_t step_counter;
+  metart_tasks *tasks;
+  int64_t meta_batch;
+  int64_t iterations;
+  uint64_t seed;
+  const char *loss_name;
+  const metart_eval_spec *evals;
+  int64_t num_evals;
+} metart_program;
+
+typedef struct metart_train_options {
+  int64_t iterations;  /* < 0: the program's */
+  const char *init_params;    /* safetensors to start from, or NULL */
+  const char *save_params;    /* where to write the final parameters */
+  const char *checkpoint_dir; /* NULL: no checkpoints */
+  int64_t checkpoint_every;
+  const char *resume_dir; /* resume from its checkpoint, or NULL */
+  const char *metrics_path; /* JSON lines, or NULL */
+  /** 0: no progress output; 1: plain lines; 2: a bar on a terminal. */
+  int32_t progress;
+} metart_train_options;
+
+typedef struct metart_eval_result {
+  int64_t steps;
+  double mean;
+  double ci95; /* half-width of the 95% confidence interval */
+  int64_t count;
+} metart_eval_result;
+
+typedef struct metart_train_result {
+  int64_t iterations_run;
+  double final_loss;
+  double seconds_per_iteration; /* mean over the run, after the first */
+  size_t peak_device_bytes;
+  metart_eval_result evals[16];
+  int64_t num_evals;
+} metart_train_result;
+
+/** Meta-trains `program` as `options` say. Errors (a bad file, a failing
+ *  kernel) stop training with a message in `error`; files already written
+ *  (checkpoints, metrics) stay intact. */
+metart_status metart_train(metart_context *context,
+                           const metart_program *program,
+                           const metart_train_options *options,
+                           metart_train_result *out_result, char *error,
+                           size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METART_TRAIN_H */

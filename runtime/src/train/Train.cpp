@@ -1,0 +1,506 @@
+//===- Train.cpp - the meta-training driver -------------------------------===//
+//
+// Owns everything around the compiled step and evaluation functions:
+// parameters (initialised as PyTorch does, or read from a file), optimizer
+// state, the iteration loop with task sampling, metrics, progress,
+// checkpoints written atomically, resumption, and evaluation as mean and 95%
+// confidence interval over the evaluation tasks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metart/train.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+size_t elementSize(int32_t dtype) {
+  return dtype == METART_F32 || dtype == METART_I32 ? 4 : 8;
+}
+
+/// A tensor in device memory with its descriptor.
+struct DeviceTensor {
+  std::vector<int64_t> shape;
+  int32_t dtype = METART_F32;
+  size_t bytes = 0;
+  metart_tensor descriptor{};
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+class Trainer {
+public:
+  Trainer(metart_context *context, const metart_program &program,
+          const metart_train_options &options, char *error, size_t errorSize)
+      : context(context), program(program), options(options), error(error),
+        errorSize(errorSize) {}
+
+  metart_status run(metart_train_result &result);
+
+private:
+  metart_status fail(metart_status status, const char *format, ...);
+  metart_status allocate(DeviceTensor &t, std::vector<int64_t> shape,
+                         int32_t dtype);
+  metart_status initialize();
+  metart_status initializeParams();
+  metart_status loadParams(const char *path, bool withState,
+                           int64_t *iteration);
+  metart_status saveParams(const char *path, bool withState,
+                           int64_t iteration);
+  metart_status allocateBatch(metart_tasks *tasks,
+                              std::vector<DeviceTensor> &batch,
+                              std::vector<std::vector<char>> &host);
+  metart_status drawBatch(metart_tasks *tasks, metart_split split,
+                          int64_t iteration, std::vector<DeviceTensor> &batch,
+                          std::vector<std::vector<char>> &host);
+  metart_status evaluate(const metart_eval_spec &spec,
+                         metart_eval_result &result);
+  void progress(int64_t iteration, int64_t total, double loss,
+                double secondsPerIteration);
+  std::string stateName(size_t k) const;
+
+  metart_context *context;
+  const metart_program &program;
+  const metart_train_options &options;
+  char *error;
+  size_t errorSize;
+  std::vector<DeviceTensor> params, state, batch;
+  std::vector<std::vector<char>> hostBatch;
+  DeviceTensor loss;
+};
+
+metart_status Trainer::fail(metart_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  if (error && errorSize)
+    std::vsnprintf(error, errorSize, format, args);
+  va_end(args);
+  return status;
+}
+
+metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
+                                int32_t dtype) {
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  t.bytes = t.numElements() * elementSize(dtype);
+  void *data = nullptr;
+  if (metart_status s = metart_buffer_alloc(context, t.bytes, &data))
+    return fail(s, "allocating %zu bytes: %s", t.bytes,
+                metart_context_last_error(context));
+  t.descriptor = {data, dtype, static_cast<int32_t>(t.shape.size()),
+                  t.shape.data()};
+  return METART_OK;
+}
+
+std::string Trainer::stateName(size_t k) const {
+  size_t n = program.num_params;
+  if (k < n * program.state_per_param)
+    return "optimizer." + std::to_string(k / n) + "." +
+           program.params[k % n].name;
+  return "optimizer.step";
+}
+
+metart_status Trainer::initialize() {
+  for (int64_t i = 0; i < program.num_params; ++i) {
+    const metart_param_spec &p = program.params[i];
+    params.emplace_back();
+    if (metart_status s = allocate(
+            params.back(), std::vector<int64_t>(p.shape, p.shape + p.rank),
+            p.dtype))
+      return s;
+  }
+  for (int32_t k = 0; k < program.state_per_param; ++k)
+    for (int64_t i = 0; i < program.num_params; ++i) {
+      state.emplace_back();
+      if (metart_status s =
+              allocate(state.back(), params[i].shape, params[i].dtype))
+        return s;
+    }
+  if (program.step_counter) {
+    state.emplace_back();
+    if (metart_status s = allocate(state.back(), {}, METART_I64))
+      return s;
+  }
+  for (DeviceTensor &t : state) {
+    std::vector<char> zeros(t.bytes, 0);
+    if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
+                                                zeros.data(), t.bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  }
+  int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
+  if (metart_status s = allocate(loss, {}, lossType))
+    return s;
+  return allocateBatch(program.tasks, batch, hostBatch);
+}
+
+metart_status Trainer::initializeParams() {
+  std::mt19937_64 rng(program.seed);
+  for (int64_t i = 0; i < program.num_params; ++i) {
+    const metart_param_spec &p = program.params[i];
+    DeviceTensor &t = params[i];
+    std::vector<double> values(t.numElements());
+    double bound = 1.0 / std::sqrt(static_cast<double>(
+                             p.fan_in > 0 ? p.fan_in : 1));
+    std::uniform_real_distribution<double> uniform(-bound, bound);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (double &v : values) {
+      switch (p.init) {
+      case METART_INIT_ONES:
+        v = 1;
+        break;
+      case METART_INIT_ZEROS:
+        v = 0;
+        break;
+      case METART_INIT_NORMAL:
+        v = normal(rng);
+        break;
+      default:
+        v = uniform(rng);
+        break;
+      }
+    }
+    std::vector<char> host(t.bytes);
+    if (t.dtype == METART_F32) {
+      float *out = reinterpret_cast<float *>(host.data());
+      for (size_t e = 0; e < values.size(); ++e)
+        out[e] = static_cast<float>(values[e]);
+    } else {
+      std::memcpy(host.data(), values.data(), t.bytes);
+    }
+    if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
+                                                host.data(), t.bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  }
+  return METART_OK;
+}
+
+metart_status Trainer::loadParams(const char *path, bool withState,
+                                  int64_t *iteration) {
+  char message[512] = "";
+  metart_safetensors *file = nullptr;
+  if (metart_status s =
+          metart_safetensors_open(path, &file, message, sizeof(message)))
+    return fail(s, "%s", message);
+  auto load = [&](const std::string &name, DeviceTensor &t) -> metart_status {
+    int32_t dtype = 0, rank = 0;
+    const int64_t *shape = nullptr;
+    const void *data = nullptr;
+    if (metart_safetensors_find(file, name.c_str(), &dtype, &rank, &shape,
+                                &data))
+      return fail(METART_ERROR_IO, "'%s' has no tensor '%s'", path,
+                  name.c_str());
+    if (dtype != t.dtype || rank != static_cast<int32_t>(t.shape.size()) ||
+        !std::equal(t.shape.begin(), t.shape.end(), shape))
+      return fail(METART_ERROR_IO,
+                  "tensor '%s' in '%s' does not have the model's type",
+                  name.c_str(), path);
+    return metart_copy_to_device(context, t.descriptor.data, data, t.bytes);
+  };
+  metart_status status = METART_OK;
+  for (int64_t i = 0; i < program.num_params && !status; ++i)
+    status = load(program.params[i].name, params[i]);
+  if (withState) {
+    for (size_t k = 0; k < state.size() && !status; ++k)
+      status = load(stateName(k), state[k]);
+    DeviceTensor counter;
+    counter.shape = {};
+    counter.dtype = METART_I64;
+    counter.bytes = 8;
+    int32_t dtype = 0, rank = 0;
+    const int64_t *shape = nullptr;
+    const void *data = nullptr;
+    if (!status && !metart_safetensors_find(file, "meta.iteration", &dtype,
+                                            &rank, &shape, &data) &&
+        dtype == METART_I64 && rank == 0)
+      std::memcpy(iteration, data, 8);
+    else if (!status)
+      status = fail(METART_ERROR_IO, "'%s' has no iteration count", path);
+  }
+  metart_safetensors_close(file);
+  return status;
+}
+
+metart_status Trainer::saveParams(const char *path, bool withState,
+                                  int64_t iteration) {
+  std::vector<std::vector<char>> host;
+  std::vector<std::string> names;
+  std::vector<const DeviceTensor *> tensors;
+  for (int64_t i = 0; i < program.num_params; ++i) {
+    names.push_back(program.params[i].name);
+    tensors.push_back(&params[i]);
+  }
+  if (withState)
+    for (size_t k = 0; k < state.size(); ++k) {
+      names.push_back(stateName(k));
+      tensors.push_back(&state[k]);
+    }
+  std::vector<metart_named_tensor> entries;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    host.emplace_back(tensors[i]->bytes);
+    if (metart_status s =
+            metart_copy_to_host(context, host.back().data(),
+                                tensors[i]->descriptor.data, tensors[i]->bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    entries.push_back({names[i].c_str(), tensors[i]->dtype,
+                       static_cast<int32_t>(tensors[i]->shape.size()),
+                       tensors[i]->shape.data(), host[i].data()});
+  int64_t iterationValue = iteration;
+  if (withState)
+    entries.push_back({"meta.iteration", METART_I64, 0, nullptr,
+                       &iterationValue});
+  char message[512] = "";
+  if (metart_status s = metart_safetensors_write(
+          path, entries.data(), entries.size(), message, sizeof(message)))
+    return fail(s, "%s", message);
+  return METART_OK;
+}
+
+metart_status Trainer::allocateBatch(metart_tasks *tasks,
+                                     std::vector<DeviceTensor> &out,
+                                     std::vector<std::vector<char>> &host) {
+  int64_t support = 0, query = 0;
+  metart_tasks_sizes(tasks, &support, &query);
+  out.assign(4, DeviceTensor());
+  host.assign(4, {});
+  for (int i = 0; i < 4; ++i) {
+    int32_t dtype = 0, rank = 0;
+    const int64_t *sample = nullptr;
+    if (metart_status s = metart_tasks_sample_type(tasks, i % 2, &dtype,
+                                                   &rank, &sample))
+      return fail(s, "cannot read the task distribution's sample types");
+    std::vector<int64_t> shape = {program.meta_batch, i < 2 ? support : query};
+    shape.insert(shape.end(), sample, sample + rank);
+    if (metart_status s = allocate(out[i], shape, dtype))
+      return s;
+    host[i].resize(out[i].bytes);
+  }
+  return METART_OK;
+}
+
+metart_status Trainer::drawBatch(metart_tasks *tasks, metart_split split,
+                                 int64_t iteration,
+                                 std::vector<DeviceTensor> &out,
+                                 std::vector<std::vector<char>> &host) {
+  if (metart_status s = metart_tasks_draw(
+          tasks, split, iteration, 0, program.meta_batch, host[0].data(),
+          host[1].data(), host[2].data(), host[3].data()))
+    return fail(s, "drawing tasks of iteration %lld failed",
+                static_cast<long long>(iteration));
+  for (int i = 0; i < 4; ++i)
+    if (metart_status s = metart_copy_to_device(
+            context, out[i].descriptor.data, host[i].data(), out[i].bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  return METART_OK;
+}
+
+metart_status Trainer::evaluate(const metart_eval_spec &spec,
+                                metart_eval_result &result) {
+  std::vector<DeviceTensor> evalBatch;
+  std::vector<std::vector<char>> evalHost;
+  if (metart_status s = allocateBatch(spec.tasks, evalBatch, evalHost))
+    return s;
+  DeviceTensor losses;
+  if (metart_status s = allocate(losses, {program.meta_batch}, loss.dtype))
+    return s;
+  std::vector<metart_tensor *> inputs;
+  for (DeviceTensor &p : params)
+    inputs.push_back(&p.descriptor);
+  for (DeviceTensor &b : evalBatch)
+    inputs.push_back(&b.descriptor);
+  metart_tensor *outputs[] = {&losses.descriptor};
+  std::vector<double> values;
+  std::vector<char> host(losses.bytes);
+  for (int64_t draw = 0; static_cast<int64_t>(values.size()) < spec.count;
+       ++draw) {
+    if (metart_status s =
+            drawBatch(spec.tasks, METART_SPLIT_EVAL, draw, evalBatch, evalHost))
+      return s;
+    if (int32_t s = spec.function(context, inputs.data(), outputs))
+      return fail(static_cast<metart_status>(s), "evaluation failed: %s",
+                  metart_context_last_error(context));
+    metart_copy_to_host(context, host.data(), losses.descriptor.data,
+                        losses.bytes);
+    for (int64_t t = 0; t < program.meta_batch &&
+                        static_cast<int64_t>(values.size()) < spec.count;
+         ++t)
+      values.push_back(loss.dtype == METART_F32
+                           ? reinterpret_cast<float *>(host.data())[t]
+                           : reinterpret_cast<double *>(host.data())[t]);
+  }
+  double mean = 0, squares = 0;
+  for (double v : values)
+    mean += v;
+  mean /= values.size();
+  for (double v : values)
+    squares += (v - mean) * (v - mean);
+  double sd = values.size() > 1 ? std::sqrt(squares / (values.size() - 1)) : 0;
+  result = {spec.steps, mean, 1.96 * sd / std::sqrt(double(values.size())),
+            static_cast<int64_t>(values.size())};
+  for (DeviceTensor *t : {&losses})
+    metart_buffer_free(context, t->descriptor.data);
+  for (DeviceTensor &t : evalBatch)
+    metart_buffer_free(context, t.descriptor.data);
+  return METART_OK;
+}
+
+void Trainer::progress(int64_t iteration, int64_t total, double value,
+                       double secondsPerIteration) {
+  if (options.progress == 0)
+    return;
+  double eta = secondsPerIteration * (total - iteration);
+  if (options.progress == 2 && isatty(fileno(stderr))) {
+    const int width = 30;
+    int filled = static_cast<int>(width * iteration / std::max<int64_t>(total, 1));
+    std::fprintf(stderr, "\r[%.*s%*s] %lld/%lld  loss %.5g  %.2f ms/it  ETA %.0fs ",
+                 filled, "==============================", width - filled, "",
+                 static_cast<long long>(iteration),
+                 static_cast<long long>(total), value,
+                 secondsPerIteration * 1e3, eta);
+    if (iteration == total)
+      std::fprintf(stderr, "\n");
+    return;
+  }
+  int64_t every = std::max<int64_t>(total / 20, 1);
+  if (iteration % every == 0 || iteration == total)
+    std::fprintf(stderr,
+                 "iteration %lld/%lld  loss %.6g  %.3f ms/it  ETA %.0fs\n",
+                 static_cast<long long>(iteration),
+                 static_cast<long long>(total), value,
+                 secondsPerIteration * 1e3, eta);
+}
+
+metart_status Trainer::run(metart_train_result &result) {
+  std::memset(&result, 0, sizeof(result));
+  if (metart_status s = initialize())
+    return s;
+  int64_t start = 0;
+  std::string resumeFile;
+  if (options.resume_dir) {
+    resumeFile = std::string(options.resume_dir) + "/checkpoint.safetensors";
+    if (metart_status s = loadParams(resumeFile.c_str(), true, &start))
+      return s;
+  } else if (options.init_params) {
+    if (metart_status s = loadParams(options.init_params, false, nullptr))
+      return s;
+  } else if (metart_status s = initializeParams()) {
+    return s;
+  }
+
+  FILE *metrics = nullptr;
+  if (options.metrics_path) {
+    metrics = std::fopen(options.metrics_path, options.resume_dir ? "a" : "w");
+    if (!metrics)
+      return fail(METART_ERROR_IO, "cannot open metrics file '%s': %s",
+                  options.metrics_path, std::strerror(errno));
+  }
+
+  std::vector<metart_tensor *> inputs, outputs;
+  for (DeviceTensor &p : params)
+    inputs.push_back(&p.descriptor);
+  for (DeviceTensor &s : state)
+    inputs.push_back(&s.descriptor);
+  outputs = inputs; // new parameters and state replace the old in place
+  for (DeviceTensor &b : batch)
+    inputs.push_back(&b.descriptor);
+  outputs.push_back(&loss.descriptor);
+
+  int64_t total = options.iterations >= 0 ? options.iterations
+                                          : program.iterations;
+  double elapsed = 0, lossValue = 0;
+  int64_t timed = 0;
+  metart_status status = METART_OK;
+  for (int64_t it = start; it < total; ++it) {
+    auto begin = std::chrono::steady_clock::now();
+    if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, batch,
+                            hostBatch)))
+      break;
+    if (int32_t s = program.step(context, inputs.data(), outputs.data())) {
+      status = fail(static_cast<metart_status>(s),
+                    "meta-iteration %lld failed: %s",
+                    static_cast<long long>(it),
+                    metart_context_last_error(context));
+      break;
+    }
+    double host[1] = {0};
+    float hostF = 0;
+    metart_copy_to_host(context, loss.dtype == METART_F32 ? (void *)&hostF
+                                                          : (void *)host,
+                        loss.descriptor.data, loss.bytes);
+    lossValue = loss.dtype == METART_F32 ? hostF : host[0];
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - begin)
+                         .count();
+    if (it > start) { // the first iteration warms caches
+      elapsed += seconds;
+      ++timed;
+    }
+    double perIteration = timed ? elapsed / timed : seconds;
+    metart_memory_stats stats;
+    metart_memory_stats_get(context, &stats);
+    if (metrics) {
+      std::fprintf(metrics,
+                   "{\"iteration\": %lld, \"meta_loss\": %.9g, \"seconds\": "
+                   "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
+                   "%zu}\n",
+                   static_cast<long long>(it + 1), lossValue, seconds,
+                   program.meta_batch / seconds, stats.peak_bytes);
+      std::fflush(metrics);
+    }
+    progress(it + 1, total, lossValue, perIteration);
+    if (options.checkpoint_dir && options.checkpoint_every > 0 &&
+        (it + 1) % options.checkpoint_every == 0) {
+      std::string path =
+          std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
+      if ((status = saveParams(path.c_str(), true, it + 1)))
+        break;
+    }
+    result.iterations_run = it + 1 - start;
+  }
+  if (metrics)
+    std::fclose(metrics);
+  if (status)
+    return status;
+  result.final_loss = lossValue;
+  result.seconds_per_iteration = timed ? elapsed / timed : 0;
+  if (options.save_params)
+    if (metart_status s = saveParams(options.save_params, false, total))
+      return s;
+  for (int64_t e = 0; e < program.num_evals && e < 16; ++e) {
+    if (metart_status s = evaluate(program.evals[e], result.evals[e]))
+      return s;
+    ++result.num_evals;
+  }
+  metart_memory_stats stats;
+  metart_memory_stats_get(context, &stats);
+  result.peak_device_bytes = stats.peak_bytes;
+  return METART_OK;
+}
+
+} // namespace
+
+extern "C" metart_status metart_train(metart_context *context,
+                                      const metart_program *program,
+                                      const metart_train_options *options,
+                                      metart_train_result *out_result,
+                                      char *error, size_t error_size) {
+  if (!context || !program || !options || !out_result || !program->step ||
+      !program->tasks)
+    return METART_ERROR_INVALID_ARGUMENT;
+  Trainer trainer(context, *program, *options, error, error_size);
+  return trainer.run(*out_result);
+}
