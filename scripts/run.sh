@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The main job: builds metac and compiles a spec (default: the embedded
-# sinusoid MAML example), printing its meta-level IR. Training arrives with
-# `metac run` in the single-device milestone.
+# The main job: sets up, builds, then meta-trains and evaluates a spec with
+# `metac run` (default: the embedded sinusoid MAML example, the MAML paper's
+# setting). Extra arguments go to `metac run`, e.g. --iterations=2000.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/build.sh" metac metac-opt >&2
+"$root/scripts/build.sh" metac >&2
 build=${METAC_BUILD_DIR:-$root/build}
-spec=${1:-$root/examples/sinusoid.meta}
-[ $# -gt 0 ] && shift
-exec "$build/bin/metac" "$spec" --compile-to=meta "$@"
+spec=$root/examples/sinusoid.meta
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  spec=$1
+  shift
+fi
+exec "$build/bin/metac" run "$spec" "$@"
