@@ -70,10 +70,9 @@ struct Options {
   cl::opt<int64_t> checkpointEvery{
       "checkpoint-every", cl::desc("Checkpoint every N meta-iterations"),
       cl::init(0), cl::cat(runCategory)};
-  cl::opt<std::string> checkpointDir{"checkpoint-dir",
-                                     cl::desc("Directory of the checkpoint"),
-                                     cl::value_desc("dir"),
-                                     cl::cat(runCategory)};
+  cl::opt<std::string> checkpointDir{
+      "checkpoint-dir", cl::desc("Directory of the checkpoint"),
+      cl::value_desc("dir"), cl::cat(runCategory)};
   cl::opt<std::string> resume{"resume",
                               cl::desc("Resume from this checkpoint directory"),
                               cl::value_desc("dir"), cl::cat(runCategory)};
@@ -86,8 +85,8 @@ struct Options {
   cl::opt<uint64_t> memoryLimit{
       "memory-limit", cl::desc("Cap on the runtime's device memory, in bytes"),
       cl::init(0), cl::cat(runCategory)};
-  cl::opt<bool> quiet{"quiet", cl::desc("No progress output"),
-                      cl::init(false), cl::cat(runCategory)};
+  cl::opt<bool> quiet{"quiet", cl::desc("No progress output"), cl::init(false),
+                      cl::cat(runCategory)};
 };
 
 /// Parses and lowers the spec up to `phase`, printing the result to `os`.
@@ -141,8 +140,8 @@ int metac::metacMain(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   Options options;
-  cl::HideUnrelatedOptions({&options.category, &options.runCategory,
-                            &llvm::getColorCategory()});
+  cl::HideUnrelatedOptions(
+      {&options.category, &options.runCategory, &llvm::getColorCategory()});
   // `metac run SPEC [options]` trains; `metac SPEC [options]` compiles.
   bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
   SmallVector<char *> args(argv, argv + argc);

@@ -76,8 +76,8 @@ FailureOr<ParamTable> describeParams(func::FuncOp model) {
     int64_t fanIn = 0;
     if (auto a = model.getArgAttrOfType<IntegerAttr>(i, "meta.fan_in"))
       fanIn = a.getInt();
-    int32_t kind = init == "ones"    ? METART_INIT_ONES
-                   : init == "zeros" ? METART_INIT_ZEROS
+    int32_t kind = init == "ones"     ? METART_INIT_ONES
+                   : init == "zeros"  ? METART_INIT_ZEROS
                    : init == "normal" ? METART_INIT_NORMAL
                                       : METART_INIT_UNIFORM_FAN_IN;
     table.specs.push_back({nullptr, *dtype,
@@ -111,8 +111,8 @@ FailureOr<metart_tasks *> createTasks(meta::TasksOp op, uint64_t seed) {
     std::copy(input.begin(), input.end(), config.input);
     config.support = op.getSupportAttr().getInt();
     config.query = op.getQueryAttr().getInt();
-    config.dtype = *dtypeOf(
-        cast<RankedTensorType>(op.getInputType()).getElementType());
+    config.dtype =
+        *dtypeOf(cast<RankedTensorType>(op.getInputType()).getElementType());
     status = metart_tasks_create_sinusoid(&config, seed, &tasks);
   } else if (op.getKind() == "episodes") {
     std::string path =
@@ -125,7 +125,8 @@ FailureOr<metart_tasks *> createTasks(meta::TasksOp op, uint64_t seed) {
   if (status)
     return op.emitError("cannot create task distribution '")
            << op.getSymName() << "': "
-           << (tasks ? metart_tasks_last_error(tasks) : "invalid configuration");
+           << (tasks ? metart_tasks_last_error(tasks)
+                     : "invalid configuration");
   return tasks;
 }
 
@@ -273,10 +274,10 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
      << llvm::format("%.6g", result.final_loss) << ", "
      << llvm::format("%.3f", result.seconds_per_iteration * 1e3)
      << " ms/iteration, "
-     << llvm::format("%.0f", result.seconds_per_iteration > 0
-                                 ? program.meta_batch /
-                                       result.seconds_per_iteration
-                                 : 0.0)
+     << llvm::format("%.0f",
+                     result.seconds_per_iteration > 0
+                         ? program.meta_batch / result.seconds_per_iteration
+                         : 0.0)
      << " tasks/s, peak device memory " << result.peak_device_bytes
      << " bytes\n";
   for (int64_t i = 0; i < result.num_evals; ++i) {

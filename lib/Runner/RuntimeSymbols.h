@@ -1,4 +1,5 @@
-//===- RuntimeSymbols.h - the metart functions JIT code may call -*- C++ -*-===//
+//===- RuntimeSymbols.h - the metart functions JIT code may call -*- C++
+//-*-===//
 
 #ifndef METAC_LIB_RUNNER_RUNTIMESYMBOLS_H
 #define METAC_LIB_RUNNER_RUNTIMESYMBOLS_H

@@ -1,4 +1,5 @@
-//===- Runner.h - compile and train a spec in-process ------------*- C++ -*-===//
+//===- Runner.h - compile and train a spec in-process ------------*- C++
+//-*-===//
 //
 // `metac run`: the spec's step and evaluation functions are lowered, JIT
 // compiled and handed to the runtime's training driver together with what

@@ -112,7 +112,8 @@ metart_status metart_safetensors_open(const char *path,
 void metart_safetensors_close(metart_safetensors *file);
 
 /** Finds tensor `name`: its dtype, rank, shape and host data (owned by the
- *  file). METART_ERROR_INVALID_ARGUMENT when absent. */
+ *  file, aligned to its element size). METART_ERROR_INVALID_ARGUMENT when
+ *  absent. */
 metart_status metart_safetensors_find(const metart_safetensors *file,
                                       const char *name, int32_t *out_dtype,
                                       int32_t *out_rank,

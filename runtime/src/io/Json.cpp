@@ -81,7 +81,7 @@ bool metart::io::isValidUtf8(std::string_view text) {
     auto byte = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
     uint8_t lead = byte(i);
     size_t length;
-    uint32_t code;
+    uint32_t code = 0;
     if (lead < 0x80) {
       ++i;
       continue;
@@ -353,13 +353,13 @@ private:
       --pos;
       return fail("invalid escape in a string");
     }
-    uint32_t code;
+    uint32_t code = 0;
     if (!parseHex4(code))
       return false;
     if (code >= 0xDC00 && code <= 0xDFFF)
       return fail("unpaired surrogate in a \\u escape");
     if (code >= 0xD800 && code <= 0xDBFF) {
-      uint32_t low;
+      uint32_t low = 0;
       if (!consume('\\') || !consume('u') || !parseHex4(low) || low < 0xDC00 ||
           low > 0xDFFF)
         return fail("unpaired surrogate in a \\u escape");

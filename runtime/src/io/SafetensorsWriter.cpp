@@ -120,15 +120,13 @@ static metart_status writeSafetensors(const char *path,
     if (!error.empty())
       return METART_ERROR_INVALID_ARGUMENT;
   }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry &a, const Entry &b) {
-                     int orderA = safetensorsDtypeOrder(a.tensor->dtype);
-                     int orderB = safetensorsDtypeOrder(b.tensor->dtype);
-                     if (orderA != orderB)
-                       return orderA > orderB;
-                     return std::string_view(a.tensor->name) <
-                            std::string_view(b.tensor->name);
-                   });
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    int orderA = safetensorsDtypeOrder(a.tensor->dtype);
+    int orderB = safetensorsDtypeOrder(b.tensor->dtype);
+    if (orderA != orderB)
+      return orderA > orderB;
+    return std::string_view(a.tensor->name) < std::string_view(b.tensor->name);
+  });
 
   std::string header = buildHeader(entries);
   unsigned char length[8];

@@ -58,13 +58,13 @@ private:
   metart_status initializeParams();
   metart_status loadParams(const char *path, bool withState,
                            int64_t *iteration);
-  metart_status saveParams(const char *path, bool withState,
-                           int64_t iteration);
+  metart_status saveParams(const char *path, bool withState, int64_t iteration);
   metart_status allocateBatch(metart_tasks *tasks,
                               std::vector<DeviceTensor> &batch,
                               std::vector<std::vector<char>> &host);
   metart_status drawBatch(metart_tasks *tasks, metart_split split,
-                          int64_t iteration, std::vector<DeviceTensor> &batch,
+                          int64_t iteration, int64_t first,
+                          std::vector<DeviceTensor> &batch,
                           std::vector<std::vector<char>> &host);
   metart_status evaluate(const metart_eval_spec &spec,
                          metart_eval_result &result);
@@ -117,9 +117,9 @@ metart_status Trainer::initialize() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
     params.emplace_back();
-    if (metart_status s = allocate(
-            params.back(), std::vector<int64_t>(p.shape, p.shape + p.rank),
-            p.dtype))
+    if (metart_status s =
+            allocate(params.back(),
+                     std::vector<int64_t>(p.shape, p.shape + p.rank), p.dtype))
       return s;
   }
   for (int32_t k = 0; k < program.state_per_param; ++k)
@@ -152,8 +152,8 @@ metart_status Trainer::initializeParams() {
     const metart_param_spec &p = program.params[i];
     DeviceTensor &t = params[i];
     std::vector<double> values(t.numElements());
-    double bound = 1.0 / std::sqrt(static_cast<double>(
-                             p.fan_in > 0 ? p.fan_in : 1));
+    double bound =
+        1.0 / std::sqrt(static_cast<double>(p.fan_in > 0 ? p.fan_in : 1));
     std::uniform_real_distribution<double> uniform(-bound, bound);
     std::normal_distribution<double> normal(0.0, 1.0);
     for (double &v : values) {
@@ -222,8 +222,9 @@ metart_status Trainer::loadParams(const char *path, bool withState,
     int32_t dtype = 0, rank = 0;
     const int64_t *shape = nullptr;
     const void *data = nullptr;
-    if (!status && !metart_safetensors_find(file, "meta.iteration", &dtype,
-                                            &rank, &shape, &data) &&
+    if (!status &&
+        !metart_safetensors_find(file, "meta.iteration", &dtype, &rank, &shape,
+                                 &data) &&
         dtype == METART_I64 && rank == 0)
       std::memcpy(iteration, data, 8);
     else if (!status)
@@ -261,8 +262,8 @@ metart_status Trainer::saveParams(const char *path, bool withState,
                        tensors[i]->shape.data(), host[i].data()});
   int64_t iterationValue = iteration;
   if (withState)
-    entries.push_back({"meta.iteration", METART_I64, 0, nullptr,
-                       &iterationValue});
+    entries.push_back(
+        {"meta.iteration", METART_I64, 0, nullptr, &iterationValue});
   char message[512] = "";
   if (metart_status s = metart_safetensors_write(
           path, entries.data(), entries.size(), message, sizeof(message)))
@@ -280,8 +281,8 @@ metart_status Trainer::allocateBatch(metart_tasks *tasks,
   for (int i = 0; i < 4; ++i) {
     int32_t dtype = 0, rank = 0;
     const int64_t *sample = nullptr;
-    if (metart_status s = metart_tasks_sample_type(tasks, i % 2, &dtype,
-                                                   &rank, &sample))
+    if (metart_status s =
+            metart_tasks_sample_type(tasks, i % 2, &dtype, &rank, &sample))
       return fail(s, "cannot read the task distribution's sample types");
     std::vector<int64_t> shape = {program.meta_batch, i < 2 ? support : query};
     shape.insert(shape.end(), sample, sample + rank);
@@ -293,17 +294,18 @@ metart_status Trainer::allocateBatch(metart_tasks *tasks,
 }
 
 metart_status Trainer::drawBatch(metart_tasks *tasks, metart_split split,
-                                 int64_t iteration,
+                                 int64_t iteration, int64_t first,
                                  std::vector<DeviceTensor> &out,
                                  std::vector<std::vector<char>> &host) {
   if (metart_status s = metart_tasks_draw(
-          tasks, split, iteration, 0, program.meta_batch, host[0].data(),
+          tasks, split, iteration, first, program.meta_batch, host[0].data(),
           host[1].data(), host[2].data(), host[3].data()))
-    return fail(s, "drawing tasks of iteration %lld failed",
-                static_cast<long long>(iteration));
+    return fail(s, "drawing tasks of iteration %lld failed: %s",
+                static_cast<long long>(iteration),
+                metart_tasks_last_error(tasks));
   for (int i = 0; i < 4; ++i)
-    if (metart_status s = metart_copy_to_device(
-            context, out[i].descriptor.data, host[i].data(), out[i].bytes))
+    if (metart_status s = metart_copy_to_device(context, out[i].descriptor.data,
+                                                host[i].data(), out[i].bytes))
       return fail(s, "%s", metart_context_last_error(context));
   return METART_OK;
 }
@@ -327,8 +329,11 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
   std::vector<char> host(losses.bytes);
   for (int64_t draw = 0; static_cast<int64_t>(values.size()) < spec.count;
        ++draw) {
+    // Evaluation tasks are consecutive indices of one draw, so they are
+    // distinct (fixed episodes: episode i mod N).
     if (metart_status s =
-            drawBatch(spec.tasks, METART_SPLIT_EVAL, draw, evalBatch, evalHost))
+            drawBatch(spec.tasks, METART_SPLIT_EVAL, 0,
+                      draw * program.meta_batch, evalBatch, evalHost))
       return s;
     if (int32_t s = spec.function(context, inputs.data(), outputs))
       return fail(static_cast<metart_status>(s), "evaluation failed: %s",
@@ -365,23 +370,23 @@ void Trainer::progress(int64_t iteration, int64_t total, double value,
   double eta = secondsPerIteration * (total - iteration);
   if (options.progress == 2 && isatty(fileno(stderr))) {
     const int width = 30;
-    int filled = static_cast<int>(width * iteration / std::max<int64_t>(total, 1));
-    std::fprintf(stderr, "\r[%.*s%*s] %lld/%lld  loss %.5g  %.2f ms/it  ETA %.0fs ",
-                 filled, "==============================", width - filled, "",
-                 static_cast<long long>(iteration),
-                 static_cast<long long>(total), value,
-                 secondsPerIteration * 1e3, eta);
+    int filled =
+        static_cast<int>(width * iteration / std::max<int64_t>(total, 1));
+    std::fprintf(
+        stderr, "\r[%.*s%*s] %lld/%lld  loss %.5g  %.2f ms/it  ETA %.0fs ",
+        filled, "==============================", width - filled, "",
+        static_cast<long long>(iteration), static_cast<long long>(total), value,
+        secondsPerIteration * 1e3, eta);
     if (iteration == total)
       std::fprintf(stderr, "\n");
     return;
   }
   int64_t every = std::max<int64_t>(total / 20, 1);
   if (iteration % every == 0 || iteration == total)
-    std::fprintf(stderr,
-                 "iteration %lld/%lld  loss %.6g  %.3f ms/it  ETA %.0fs\n",
-                 static_cast<long long>(iteration),
-                 static_cast<long long>(total), value,
-                 secondsPerIteration * 1e3, eta);
+    std::fprintf(
+        stderr, "iteration %lld/%lld  loss %.6g  %.3f ms/it  ETA %.0fs\n",
+        static_cast<long long>(iteration), static_cast<long long>(total), value,
+        secondsPerIteration * 1e3, eta);
 }
 
 metart_status Trainer::run(metart_train_result &result) {
@@ -419,32 +424,31 @@ metart_status Trainer::run(metart_train_result &result) {
     inputs.push_back(&b.descriptor);
   outputs.push_back(&loss.descriptor);
 
-  int64_t total = options.iterations >= 0 ? options.iterations
-                                          : program.iterations;
+  int64_t total =
+      options.iterations >= 0 ? options.iterations : program.iterations;
   double elapsed = 0, lossValue = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
   for (int64_t it = start; it < total; ++it) {
     auto begin = std::chrono::steady_clock::now();
-    if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, batch,
+    if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
                             hostBatch)))
       break;
     if (int32_t s = program.step(context, inputs.data(), outputs.data())) {
-      status = fail(static_cast<metart_status>(s),
-                    "meta-iteration %lld failed: %s",
-                    static_cast<long long>(it),
-                    metart_context_last_error(context));
+      status =
+          fail(static_cast<metart_status>(s), "meta-iteration %lld failed: %s",
+               static_cast<long long>(it), metart_context_last_error(context));
       break;
     }
     double host[1] = {0};
     float hostF = 0;
-    metart_copy_to_host(context, loss.dtype == METART_F32 ? (void *)&hostF
-                                                          : (void *)host,
-                        loss.descriptor.data, loss.bytes);
+    metart_copy_to_host(
+        context, loss.dtype == METART_F32 ? (void *)&hostF : (void *)host,
+        loss.descriptor.data, loss.bytes);
     lossValue = loss.dtype == METART_F32 ? hostF : host[0];
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - begin)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
     if (it > start) { // the first iteration warms caches
       elapsed += seconds;
       ++timed;

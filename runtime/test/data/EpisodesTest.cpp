@@ -36,10 +36,14 @@ int64_t labelValue(int64_t e, int64_t s, bool query) {
   return (query ? 1000 : 0) + 10 * e + s;
 }
 
+/// 128-bit integers (a GCC and Clang extension), for a second computation of
+/// the train split's offsets.
+__extension__ typedef unsigned __int128 Uint128;
+
 /// The episode that task i of draw t takes in the train split, computed
 /// independently of the runtime's 64-bit version.
 int64_t trainEpisode(int64_t t, int64_t i, int64_t n) {
-  unsigned __int128 fraction = static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull;
+  Uint128 fraction = static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull;
   uint64_t offset = static_cast<uint64_t>((fraction * n) >> 64);
   return static_cast<int64_t>((offset + static_cast<uint64_t>(i)) % n);
 }

@@ -54,8 +54,9 @@ void expectTensor(const metart_safetensors *file, const char *name,
   EXPECT_EQ(std::vector<int64_t>(foundShape, foundShape + rank), shape);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % sizeof(T), 0u)
       << "tensor data is aligned to its element size";
-  if (!values.empty())
+  if (!values.empty()) {
     EXPECT_EQ(std::memcmp(data, values.data(), values.size() * sizeof(T)), 0);
+  }
 }
 
 TEST(Safetensors, RoundTripsEveryDtype) {
