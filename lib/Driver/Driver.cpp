@@ -47,7 +47,7 @@ struct Options {
       cl::desc("Stop after this phase and print its output: ast, meta, "
                "expand, batched, autodiff, planned, partitioned, optimized, "
                "lowered, llvm, exe"),
-      cl::value_desc("phase"), cl::init("meta"), cl::cat(category)};
+      cl::value_desc("phase"), cl::init(""), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -91,7 +91,8 @@ struct Options {
 
 /// Parses and lowers the spec up to `phase`, printing the result to `os`.
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
-                      Phase phase, raw_ostream &os, const RunOptions *run) {
+                      Phase phase, raw_ostream &os, const RunOptions *run,
+                      StringRef executable) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
@@ -112,11 +113,17 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   if (!module)
     return failure();
   PassManager pm(&context);
+  // Running and executables start from the autodiff phase's IR, which still
+  // describes the program; they lower a copy themselves.
+  bool whole = run || phase == Phase::Exe;
   if (failed(applyPassManagerCLOptions(pm)) ||
-      failed(buildPipelineTo(pm, phase)) || failed(pm.run(*module)))
+      failed(buildPipelineTo(pm, whole ? Phase::Autodiff : phase)) ||
+      failed(pm.run(*module)))
     return failure();
   if (run)
     return runProgram(*module, *run, os);
+  if (phase == Phase::Exe)
+    return emitExecutable(*module, executable);
   if (phase == Phase::LLVM) {
     registerBuiltinDialectTranslation(context);
     registerLLVMDialectTranslation(context);
@@ -181,6 +188,14 @@ int metac::metacMain(int argc, char **argv) {
     }
     options.compileTo = "autodiff";
   }
+  // Without --compile-to: an executable when writing to a file, the meta IR
+  // when printing.
+  if (options.compileTo.empty())
+    options.compileTo = options.output == "-" ? "meta" : "exe";
+  if (options.compileTo == "exe" && options.output == "-") {
+    llvm::errs() << "metac: error: an executable needs an output file (-o)\n";
+    return 1;
+  }
 
   std::optional<Phase> phase = parsePhase(options.compileTo);
   if (!phase) {
@@ -192,13 +207,9 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   if (!isPhaseImplemented(*phase)) {
-    Phase last = Phase::AST;
-    for (Phase p : allPhases())
-      if (isPhaseImplemented(p))
-        last = p;
     llvm::errs() << "metac: error: phase '" << options.compileTo
-                 << "' is not implemented yet; this build compiles up to '"
-                 << getPhaseName(last) << "'\n";
+                 << "' is not implemented yet (on one device the program "
+                    "goes from 'autodiff' to 'lowered')\n";
     return 1;
   }
 
@@ -225,16 +236,17 @@ int metac::metacMain(int argc, char **argv) {
   if (options.verifyDiagnostics) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
     (void)compile(sourceMgr, context, *phase, resultStream,
-                  run ? &*run : nullptr);
+                  run ? &*run : nullptr, options.output);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     status = compile(sourceMgr, context, *phase, resultStream,
-                     run ? &*run : nullptr);
+                     run ? &*run : nullptr, options.output);
   }
   if (failed(status))
     return 1;
-  if (options.verifyDiagnostics)
+  // Runs print as they go; executables are written by the linker.
+  if (options.verifyDiagnostics || run || *phase == Phase::Exe)
     return 0;
 
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -30,7 +30,7 @@ constexpr PhaseInfo kPhases[] = {
     {metac::Phase::Optimized, "optimized", false},
     {metac::Phase::Lowered, "lowered", true},
     {metac::Phase::LLVM, "llvm", true},
-    {metac::Phase::Exe, "exe", false},
+    {metac::Phase::Exe, "exe", true},
 };
 
 const PhaseInfo &info(metac::Phase phase) {
@@ -87,7 +87,8 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase) {
 void metac::registerPhasePipelines() {
   // One pipeline per implemented phase after `meta`, from meta-phase IR.
   for (const PhaseInfo &p : kPhases) {
-    if (!p.implemented || p.phase == Phase::AST || p.phase == Phase::LLVM)
+    if (!p.implemented || p.phase == Phase::AST || p.phase == Phase::LLVM ||
+        p.phase == Phase::Exe)
       continue;
     Phase phase = p.phase;
     PassPipelineRegistration<>(

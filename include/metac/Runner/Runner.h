@@ -38,6 +38,14 @@ struct RunOptions {
 mlir::LogicalResult runProgram(mlir::ModuleOp module, const RunOptions &options,
                                llvm::raw_ostream &os);
 
+/// Writes an executable to `outputPath` that trains the program of `module`
+/// (IR after the autodiff phase) when run, taking the options `metac run`
+/// takes: the step and evaluation functions compiled from their LLVM IR, a
+/// generated `main` holding the program's description, and the runtime
+/// library, linked by clang.
+mlir::LogicalResult emitExecutable(mlir::ModuleOp module,
+                                   llvm::StringRef outputPath);
+
 } // namespace metac
 
 #endif // METAC_RUNNER_RUNNER_H

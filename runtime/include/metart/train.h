@@ -106,6 +106,67 @@ metart_status metart_train(metart_context *context,
                            metart_train_result *out_result, char *error,
                            size_t error_size);
 
+/*===----------------------------------------------------------------------===*
+ * Whole runs: what `metac run` and compiled executables call
+ *===----------------------------------------------------------------------===*/
+
+typedef enum metart_tasks_kind {
+  METART_TASKS_SINUSOID = 0,
+  METART_TASKS_EPISODES = 1,
+} metart_tasks_kind;
+
+/** A task distribution to create (sinusoid configuration or episodes file). */
+typedef struct metart_tasks_spec {
+  int32_t kind; /* metart_tasks_kind */
+  metart_sinusoid_config sinusoid;
+  const char *path;
+} metart_tasks_spec;
+
+typedef struct metart_eval_desc {
+  int64_t steps;
+  metart_function function;
+  metart_tasks_spec tasks;
+  int64_t count;
+} metart_eval_desc;
+
+/** A compiled program as data: `metart_program` with task distributions
+ *  described rather than created. */
+typedef struct metart_program_desc {
+  const char *name;
+  metart_function step;
+  const metart_param_spec *params;
+  int64_t num_params;
+  int32_t state_per_param;
+  int32_t step_counter;
+  metart_tasks_spec tasks;
+  int64_t meta_batch;
+  int64_t iterations;
+  uint64_t seed;
+  const char *loss_name;
+  const metart_eval_desc *evals;
+  int64_t num_evals;
+} metart_program_desc;
+
+typedef struct metart_run_options {
+  metart_train_options train;
+  int64_t seed; /* < 0: the program's */
+  /** "cpu", "cuda", or NULL for cuda when available, else cpu. */
+  const char *backend;
+  size_t memory_limit_bytes;
+} metart_run_options;
+
+/** Creates the context and task distributions, trains and evaluates, and
+ *  prints the run's figures and the evaluations to `out` (a FILE *). */
+metart_status metart_run(const metart_program_desc *program,
+                         const metart_run_options *options, void *out,
+                         char *error, size_t error_size);
+
+/** `main` of a compiled executable: parses the options `metac run` takes
+ *  (--iterations, --seed, --init-params, --save-params, --checkpoint-every,
+ *  --checkpoint-dir, --resume, --metrics, --backend, --memory-limit,
+ *  --quiet, --help) and runs; returns the process exit code. */
+int metart_main(int argc, char **argv, const metart_program_desc *program);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,123 @@
+//===- ProgramDescription.cpp - what the runtime needs to know ------------===//
+
+#include "ProgramDescription.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+
+using namespace mlir;
+using namespace metac;
+
+static std::optional<int32_t> dtypeOf(Type element) {
+  if (element.isF32())
+    return METART_F32;
+  if (element.isF64())
+    return METART_F64;
+  if (element.isInteger(32))
+    return METART_I32;
+  if (element.isInteger(64))
+    return METART_I64;
+  return std::nullopt;
+}
+
+static FailureOr<TasksDescription> describeTasks(meta::TasksOp op) {
+  TasksDescription d;
+  if (op.getKind() == "sinusoid") {
+    metart_sinusoid_config &c = d.spec.sinusoid;
+    auto range = [&](StringRef name, double *out, double lo, double hi) {
+      out[0] = lo;
+      out[1] = hi;
+      if (auto a = op.getConfig().getAs<ArrayAttr>(name))
+        for (auto [i, v] : llvm::enumerate(a.getAsRange<FloatAttr>()))
+          out[i] = v.getValueAsDouble();
+    };
+    range("amplitude", c.amplitude, 0.1, 5.0);
+    range("phase", c.phase, 0, 3.14159265358979);
+    range("input", c.input, -5, 5);
+    c.support = op.getSupportAttr().getInt();
+    c.query = op.getQueryAttr().getInt();
+    c.dtype =
+        *dtypeOf(cast<RankedTensorType>(op.getInputType()).getElementType());
+    d.spec.kind = METART_TASKS_SINUSOID;
+    return d;
+  }
+  if (op.getKind() == "episodes") {
+    d.spec.kind = METART_TASKS_EPISODES;
+    d.path = op.getConfig().getAs<StringAttr>("path").getValue().str();
+    return d;
+  }
+  return op.emitError("task distribution kind '")
+         << op.getKind() << "' is not supported by the runtime yet";
+}
+
+FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
+  auto trains = llvm::to_vector(module.getOps<meta::TrainOp>());
+  if (trains.size() != 1)
+    return emitError(module.getLoc(), "running a program needs exactly one "
+                                      "'train' declaration, the spec has ")
+           << trains.size();
+  meta::TrainOp train = trains.front();
+  auto model = module.lookupSymbol<func::FuncOp>(train.getModel());
+  auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
+  if (!model || !step)
+    return train.emitError("the program has no step function (compile it "
+                           "to the autodiff phase first)");
+  ProgramDescription d;
+  d.name = train.getSymName().str();
+  d.lossName = meta::stringifyLossKind(train.getLoss()).str();
+  d.stepFunction = step.getValue().str();
+  d.metaBatch = train.getMetaBatch();
+  d.iterations = train.getIterationsAttr().getInt();
+  d.seed = train.getSeed();
+  meta::OptimizerStateLayout layout =
+      meta::getOptimizerStateLayout(train.getOptimizer());
+  d.statePerParam = layout.perParam;
+  d.stepCounter = layout.stepCounter;
+
+  unsigned count = model.getNumArguments() - 1;
+  for (unsigned i = 0; i < count; ++i) {
+    auto type = cast<RankedTensorType>(model.getArgumentTypes()[i]);
+    std::optional<int32_t> dtype = dtypeOf(type.getElementType());
+    if (!dtype || *dtype > METART_F64)
+      return model.emitError("parameter type ")
+             << type << " is not supported by the runtime (f32 or f64)";
+    d.paramNames.push_back(
+        model.getArgAttrOfType<StringAttr>(i, "meta.param").getValue().str());
+    d.paramShapes.emplace_back(type.getShape().begin(), type.getShape().end());
+    StringRef init = "uniform_fan_in";
+    if (auto a = model.getArgAttrOfType<StringAttr>(i, "meta.init"))
+      init = a.getValue();
+    int64_t fanIn = 0;
+    if (auto a = model.getArgAttrOfType<IntegerAttr>(i, "meta.fan_in"))
+      fanIn = a.getInt();
+    int32_t kind = init == "ones"     ? METART_INIT_ONES
+                   : init == "zeros"  ? METART_INIT_ZEROS
+                   : init == "normal" ? METART_INIT_NORMAL
+                                      : METART_INIT_UNIFORM_FAN_IN;
+    d.params.push_back({nullptr, *dtype, static_cast<int32_t>(type.getRank()),
+                        nullptr, kind, fanIn});
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    d.params[i].name = d.paramNames[i].c_str();
+    d.params[i].shape = d.paramShapes[i].data();
+  }
+
+  FailureOr<TasksDescription> tasks =
+      describeTasks(module.lookupSymbol<meta::TasksOp>(train.getTasks()));
+  if (failed(tasks))
+    return failure();
+  d.tasks = *tasks;
+
+  auto evalNames = train->getAttrOfType<ArrayAttr>("meta.eval");
+  size_t e = 0;
+  for (auto evaluate : train.getBody().front().getOps<meta::EvaluateOp>()) {
+    FailureOr<TasksDescription> evalTasks =
+        describeTasks(module.lookupSymbol<meta::TasksOp>(evaluate.getTasks()));
+    if (failed(evalTasks))
+      return failure();
+    for (int64_t steps : evaluate.getSteps())
+      d.evaluations.push_back(
+          {cast<FlatSymbolRefAttr>(evalNames[e++]).getValue().str(), steps,
+           static_cast<int64_t>(evaluate.getCount()), *evalTasks});
+  }
+  return d;
+}

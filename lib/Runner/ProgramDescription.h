@@ -1,0 +1,52 @@
+//===- ProgramDescription.h - what the runtime needs to know -----*- C++
+//-*-===//
+//
+// The facts about a compiled program that the runtime's driver needs and the
+// IR holds: its parameters (names, types, initialisers), the optimizer's
+// state layout, the task distributions, the step and evaluation functions.
+// Read once from the IR; used by the JIT and by executables.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_LIB_RUNNER_PROGRAMDESCRIPTION_H
+#define METAC_LIB_RUNNER_PROGRAMDESCRIPTION_H
+
+#include "metart/train.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace metac {
+
+struct TasksDescription {
+  metart_tasks_spec spec{};
+  std::string path; // episodes file
+};
+
+struct EvaluationDescription {
+  std::string function;
+  int64_t steps = 0, count = 0;
+  TasksDescription tasks;
+};
+
+struct ProgramDescription {
+  std::string name, lossName, stepFunction;
+  std::vector<std::string> paramNames;
+  std::vector<std::vector<int64_t>> paramShapes;
+  std::vector<metart_param_spec> params; // pointing into the two above
+  int32_t statePerParam = 0, stepCounter = 0;
+  TasksDescription tasks;
+  std::vector<EvaluationDescription> evaluations;
+  int64_t metaBatch = 0, iterations = 0;
+  uint64_t seed = 0;
+};
+
+/// Reads the description of the program of `module` (after the expand
+/// phase, with one meta.train). Reports what the runtime cannot run.
+mlir::FailureOr<ProgramDescription> describeProgram(mlir::ModuleOp module);
+
+} // namespace metac
+
+#endif // METAC_LIB_RUNNER_PROGRAMDESCRIPTION_H

@@ -1,0 +1,203 @@
+//===- Run.cpp - whole runs for metac run and compiled executables --------===//
+//
+// One path from a program description to printed results, shared by the
+// JIT (`metac run`) and executables (`metac spec.meta -o prog`): create the
+// context and task distributions, train, evaluate, print.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metart/train.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// Destroys what a run created, whatever happened.
+struct RunHandles {
+  metart_context *context = nullptr;
+  std::vector<metart_tasks *> tasks;
+  ~RunHandles() {
+    for (metart_tasks *t : tasks)
+      metart_tasks_destroy(t);
+    if (context)
+      metart_context_destroy(context);
+  }
+};
+
+metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
+                          metart_tasks **out, char *error, size_t size) {
+  metart_status status =
+      spec.kind == METART_TASKS_SINUSOID
+          ? metart_tasks_create_sinusoid(&spec.sinusoid, seed, out)
+          : metart_tasks_create_episodes(spec.path, out);
+  if (status)
+    std::snprintf(error, size, "cannot create the task distribution: %s",
+                  metart_tasks_last_error(*out));
+  return status;
+}
+
+} // namespace
+
+extern "C" metart_status metart_run(const metart_program_desc *desc,
+                                    const metart_run_options *options,
+                                    void *outFile, char *error,
+                                    size_t errorSize) {
+  FILE *out = static_cast<FILE *>(outFile);
+  RunHandles handles;
+  metart_context_options contextOptions{};
+  bool cuda = options->backend ? std::strcmp(options->backend, "cuda") == 0
+                               : metart_backend_available(METART_BACKEND_CUDA);
+  contextOptions.backend = cuda ? METART_BACKEND_CUDA : METART_BACKEND_CPU;
+  contextOptions.memory_limit_bytes = options->memory_limit_bytes;
+  if (metart_status s =
+          metart_context_create(&contextOptions, &handles.context)) {
+    std::snprintf(error, errorSize, "cannot create the runtime context: %s",
+                  metart_context_last_error(nullptr));
+    return s;
+  }
+  uint64_t seed =
+      options->seed >= 0 ? static_cast<uint64_t>(options->seed) : desc->seed;
+  metart_program program{};
+  program.name = desc->name;
+  program.step = desc->step;
+  program.params = desc->params;
+  program.num_params = desc->num_params;
+  program.state_per_param = desc->state_per_param;
+  program.step_counter = desc->step_counter;
+  program.meta_batch = desc->meta_batch;
+  program.iterations = desc->iterations;
+  program.seed = seed;
+  program.loss_name = desc->loss_name;
+  handles.tasks.push_back(nullptr);
+  if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
+                                    error, errorSize))
+    return s;
+  program.tasks = handles.tasks.back();
+  std::vector<metart_eval_spec> evals;
+  for (int64_t i = 0; i < desc->num_evals; ++i) {
+    const metart_eval_desc &e = desc->evals[i];
+    handles.tasks.push_back(nullptr);
+    if (metart_status s =
+            createTasks(e.tasks, seed, &handles.tasks.back(), error, errorSize))
+      return s;
+    evals.push_back({e.steps, e.function, handles.tasks.back(), e.count});
+  }
+  program.evals = evals.data();
+  program.num_evals = evals.size();
+
+  metart_train_result result{};
+  if (metart_status s = metart_train(handles.context, &program, &options->train,
+                                     &result, error, errorSize))
+    return s;
+  double perIteration = result.seconds_per_iteration;
+  std::fprintf(out,
+               "%s: %lld meta-iterations on %s, final meta-loss %.6g, %.3f "
+               "ms/iteration, %.0f tasks/s, peak device memory %zu bytes\n",
+               desc->name, static_cast<long long>(result.iterations_run),
+               cuda ? "cuda" : "cpu", result.final_loss, perIteration * 1e3,
+               perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
+               result.peak_device_bytes);
+  for (int64_t i = 0; i < result.num_evals; ++i) {
+    const metart_eval_result &r = result.evals[i];
+    std::fprintf(out,
+                 "evaluation after %lld step%s: %s %.4f +- %.4f (95%% CI, "
+                 "%lld tasks)\n",
+                 static_cast<long long>(r.steps), r.steps == 1 ? "" : "s",
+                 desc->loss_name, r.mean, r.ci95,
+                 static_cast<long long>(r.count));
+  }
+  std::fflush(out);
+  return METART_OK;
+}
+
+namespace {
+
+const char *kUsage =
+    "usage: %s [options]\n"
+    "  --iterations=N          meta-iterations (default: the program's)\n"
+    "  --seed=S                random seed (default: the program's)\n"
+    "  --init-params=FILE      start from these parameters (safetensors)\n"
+    "  --save-params=FILE      write the trained parameters\n"
+    "  --checkpoint-every=N    checkpoint every N meta-iterations\n"
+    "  --checkpoint-dir=DIR    directory of the checkpoint\n"
+    "  --resume=DIR            resume from DIR/checkpoint.safetensors\n"
+    "  --metrics=FILE          per-iteration metrics (JSON lines)\n"
+    "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
+    "  --memory-limit=BYTES    cap on the runtime's device memory\n"
+    "  --quiet                 no progress output\n";
+
+/// Parses a non-negative integer, or fails.
+bool parseCount(const char *text, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end || v < 0)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
+extern "C" int metart_main(int argc, char **argv,
+                           const metart_program_desc *program) {
+  metart_run_options options{};
+  options.train.iterations = -1;
+  options.train.progress = 2;
+  options.seed = -1;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    size_t eq = arg.find('=');
+    std::string key = arg.substr(0, eq);
+    const char *value = eq == std::string::npos ? "" : argv[i] + eq + 1;
+    int64_t number = 0;
+    if (key == "--help" || key == "-h") {
+      std::printf(kUsage, argv[0]);
+      return 0;
+    }
+    if (key == "--quiet") {
+      options.train.progress = 0;
+    } else if (key == "--iterations" && parseCount(value, number)) {
+      options.train.iterations = number;
+    } else if (key == "--seed" && parseCount(value, number)) {
+      options.seed = number;
+    } else if (key == "--checkpoint-every" && parseCount(value, number)) {
+      options.train.checkpoint_every = number;
+    } else if (key == "--memory-limit" && parseCount(value, number)) {
+      options.memory_limit_bytes = static_cast<size_t>(number);
+    } else if (key == "--init-params" && *value) {
+      options.train.init_params = value;
+    } else if (key == "--save-params" && *value) {
+      options.train.save_params = value;
+    } else if (key == "--checkpoint-dir" && *value) {
+      options.train.checkpoint_dir = value;
+    } else if (key == "--resume" && *value) {
+      options.train.resume_dir = value;
+    } else if (key == "--metrics" && *value) {
+      options.train.metrics_path = value;
+    } else if (key == "--backend" && (std::strcmp(value, "cpu") == 0 ||
+                                      std::strcmp(value, "cuda") == 0)) {
+      options.backend = value;
+    } else {
+      std::fprintf(stderr, "%s: error: bad argument '%s'\n", argv[0], argv[i]);
+      std::fprintf(stderr, kUsage, argv[0]);
+      return 2;
+    }
+  }
+  if (options.train.checkpoint_every > 0 && !options.train.checkpoint_dir) {
+    std::fprintf(stderr,
+                 "%s: error: --checkpoint-every needs "
+                 "--checkpoint-dir\n",
+                 argv[0]);
+    return 2;
+  }
+  char error[1024] = "";
+  if (metart_run(program, &options, stdout, error, sizeof(error))) {
+    std::fprintf(stderr, "%s: error: %s\n", argv[0], error);
+    return 1;
+  }
+  return 0;
+}
