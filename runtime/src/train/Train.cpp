@@ -80,6 +80,7 @@ private:
   std::vector<DeviceTensor> params, state, batch;
   std::vector<std::vector<char>> hostBatch;
   DeviceTensor loss;
+  std::chrono::steady_clock::time_point lastDraw{};
 };
 
 metart_status Trainer::fail(metart_status status, const char *format, ...) {
@@ -369,6 +370,11 @@ void Trainer::progress(int64_t iteration, int64_t total, double value,
     return;
   double eta = secondsPerIteration * (total - iteration);
   if (options.progress == 2 && isatty(fileno(stderr))) {
+    // Redraw at most ten times a second: a terminal is slower than a step.
+    auto now = std::chrono::steady_clock::now();
+    if (iteration != total && now - lastDraw < std::chrono::milliseconds(100))
+      return;
+    lastDraw = now;
     const int width = 30;
     int filled =
         static_cast<int>(width * iteration / std::max<int64_t>(total, 1));
