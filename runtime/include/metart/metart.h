@@ -174,13 +174,14 @@ metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
  *  NULL. */
 metart_status metart_nn_conv2d(metart_context *context, const metart_tensor *x,
                                const metart_tensor *weight,
-                               const metart_tensor *bias,
-                               const int64_t *stride, const int64_t *padding,
-                               const metart_tensor *y);
-metart_status metart_nn_conv2d_backward_input(
-    metart_context *context, const metart_tensor *grad,
-    const metart_tensor *weight, const int64_t *stride, const int64_t *padding,
-    const metart_tensor *y);
+                               const metart_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const metart_tensor *y);
+metart_status metart_nn_conv2d_backward_input(metart_context *context,
+                                              const metart_tensor *grad,
+                                              const metart_tensor *weight,
+                                              const int64_t *stride,
+                                              const int64_t *padding,
+                                              const metart_tensor *y);
 metart_status metart_nn_conv2d_backward_weight(
     metart_context *context, const metart_tensor *x, const metart_tensor *grad,
     const int64_t *stride, const int64_t *padding, const metart_tensor *y);
@@ -195,26 +196,26 @@ metart_status metart_nn_avg_pool2d(metart_context *context,
                                    const int64_t *kernel, const int64_t *stride,
                                    const int64_t *padding,
                                    const metart_tensor *y);
-metart_status metart_nn_max_pool2d_backward(
-    metart_context *context, const metart_tensor *x, const metart_tensor *grad,
-    const int64_t *kernel, const int64_t *stride, const int64_t *padding,
-    const metart_tensor *y);
-metart_status metart_nn_max_pool2d_gather(
-    metart_context *context, const metart_tensor *x,
-    const metart_tensor *source, const int64_t *kernel, const int64_t *stride,
-    const int64_t *padding, const metart_tensor *y);
+metart_status
+metart_nn_max_pool2d_backward(metart_context *context, const metart_tensor *x,
+                              const metart_tensor *grad, const int64_t *kernel,
+                              const int64_t *stride, const int64_t *padding,
+                              const metart_tensor *y);
+metart_status
+metart_nn_max_pool2d_gather(metart_context *context, const metart_tensor *x,
+                            const metart_tensor *source, const int64_t *kernel,
+                            const int64_t *stride, const int64_t *padding,
+                            const metart_tensor *y);
 metart_status metart_nn_avg_pool2d_backward(
     metart_context *context, const metart_tensor *grad, const int64_t *kernel,
     const int64_t *stride, const int64_t *padding, const metart_tensor *y);
 
-metart_status metart_nn_batch_norm(metart_context *context,
-                                   const metart_tensor *x,
-                                   const metart_tensor *weight,
-                                   const metart_tensor *bias,
-                                   int64_t channel_dim,
-                                   const int64_t *reduce_dims,
-                                   int64_t num_reduce_dims, double epsilon,
-                                   const metart_tensor *y);
+metart_status
+metart_nn_batch_norm(metart_context *context, const metart_tensor *x,
+                     const metart_tensor *weight, const metart_tensor *bias,
+                     int64_t channel_dim, const int64_t *reduce_dims,
+                     int64_t num_reduce_dims, double epsilon,
+                     const metart_tensor *y);
 metart_status metart_nn_layer_norm(metart_context *context,
                                    const metart_tensor *x,
                                    const metart_tensor *weight,
@@ -276,14 +277,12 @@ metart_status metart_sgd_update(metart_context *context,
                                 double momentum, double weight_decay);
 /** Adam (`decoupled` = 0, L2 added to the gradient) and AdamW (`decoupled`
  *  = 1); `step` is the 1-based step number after this update. */
-metart_status metart_adam_update(metart_context *context,
-                                 const metart_tensor *param,
-                                 const metart_tensor *grad,
-                                 const metart_tensor *exp_avg,
-                                 const metart_tensor *exp_avg_sq, int64_t step,
-                                 double lr, double beta1, double beta2,
-                                 double eps, double weight_decay,
-                                 int decoupled);
+metart_status
+metart_adam_update(metart_context *context, const metart_tensor *param,
+                   const metart_tensor *grad, const metart_tensor *exp_avg,
+                   const metart_tensor *exp_avg_sq, int64_t step, double lr,
+                   double beta1, double beta2, double eps, double weight_decay,
+                   int decoupled);
 
 #ifdef __cplusplus
 }

@@ -70,12 +70,12 @@ typedef struct metart_program {
 } metart_program;
 
 typedef struct metart_train_options {
-  int64_t iterations;  /* < 0: the program's */
+  int64_t iterations;         /* < 0: the program's */
   const char *init_params;    /* safetensors to start from, or NULL */
   const char *save_params;    /* where to write the final parameters */
   const char *checkpoint_dir; /* NULL: no checkpoints */
   int64_t checkpoint_every;
-  const char *resume_dir; /* resume from its checkpoint, or NULL */
+  const char *resume_dir;   /* resume from its checkpoint, or NULL */
   const char *metrics_path; /* JSON lines, or NULL */
   /** 0: no progress output; 1: plain lines; 2: a bar on a terminal. */
   int32_t progress;

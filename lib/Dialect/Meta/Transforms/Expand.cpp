@@ -107,10 +107,9 @@ FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, int64_t steps,
     return emitLoss(b, loc, kind, *prediction, task[3]);
   }
   SmallVector<Type> paramTypes(params.getTypes());
-  auto adapt = AdaptOp::create(b, loc, paramTypes, params,
-                               b.getI64IntegerAttr(steps),
-                               b.getF64FloatAttr(innerLr),
-                               b.getI64IntegerAttr(order));
+  auto adapt =
+      AdaptOp::create(b, loc, paramTypes, params, b.getI64IntegerAttr(steps),
+                      b.getF64FloatAttr(innerLr), b.getI64IntegerAttr(order));
   {
     OpBuilder::InsertionGuard guard(b);
     Block *block = b.createBlock(&adapt.getBody());
@@ -210,9 +209,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   return step;
 }
 
-FailureOr<func::FuncOp> StepBuilder::buildEvaluation(OpBuilder &b,
-                                                     TasksOp evalTasks,
-                                                     int64_t steps) {
+FailureOr<func::FuncOp>
+StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
   auto maml = cast<MAMLAttr>(train.getAlgorithm());
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
@@ -220,10 +218,9 @@ FailureOr<func::FuncOp> StepBuilder::buildEvaluation(OpBuilder &b,
   SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
   Type input = evalTasks.getInputType(), target = evalTasks.getTargetType();
   int64_t support = evalTasks.getSupport(), query = evalTasks.getQuery();
-  SmallVector<Type> batchTypes = {stacked({count, support}, input),
-                                  stacked({count, support}, target),
-                                  stacked({count, query}, input),
-                                  stacked({count, query}, target)};
+  SmallVector<Type> batchTypes = {
+      stacked({count, support}, input), stacked({count, support}, target),
+      stacked({count, query}, input), stacked({count, query}, target)};
   Type element =
       cast<RankedTensorType>(modelType.getResult(0)).getElementType();
   auto losses = RankedTensorType::get({count}, element);
@@ -244,10 +241,10 @@ FailureOr<func::FuncOp> StepBuilder::buildEvaluation(OpBuilder &b,
   for (Type t : paramTypes)
     taskBody->addArgument(t, loc);
   // Evaluation needs no meta-gradient: first-order inner steps suffice.
-  FailureOr<Value> taskLoss = emitTaskLoss(
-      b, steps, maml.getInnerLr().convertToDouble(), /*order=*/1,
-      taskBody->getArguments().drop_front(4),
-      taskBody->getArguments().take_front(4));
+  FailureOr<Value> taskLoss =
+      emitTaskLoss(b, steps, maml.getInnerLr().convertToDouble(), /*order=*/1,
+                   taskBody->getArguments().drop_front(4),
+                   taskBody->getArguments().take_front(4));
   if (failed(taskLoss))
     return failure();
   YieldOp::create(b, loc, *taskLoss);
