@@ -235,29 +235,32 @@ std::optional<TypeSpec> Parser::parseType() {
   return type;
 }
 
+bool Parser::parseName(llvm::StringRef what, std::string &name,
+                       SourceLoc &loc) {
+  if (!tok.is(TokenKind::Identifier)) {
+    errorExpected(what);
+    return false;
+  }
+  name = tok.spelling.str();
+  loc = tok.loc;
+  consume();
+  return true;
+}
+
+bool Parser::parseRecord(llvm::StringRef what, std::vector<Field> &fields) {
+  SourceLoc open = tok.loc;
+  return expect(TokenKind::LBrace, ("to open " + what).str()) &&
+         parseRecordBody(fields, open);
+}
+
 std::optional<TasksDecl> Parser::parseTasks() {
   TasksDecl decl;
   consume(); // 'tasks'
-  if (!tok.is(TokenKind::Identifier)) {
-    errorExpected("a task distribution name");
-    return std::nullopt;
-  }
-  decl.name = tok.spelling.str();
-  decl.loc = tok.loc;
-  consume();
-  if (!expect(TokenKind::Equal, "after the task distribution name"))
-    return std::nullopt;
-  if (!tok.is(TokenKind::Identifier)) {
-    errorExpected("a task distribution kind such as 'sinusoid'");
-    return std::nullopt;
-  }
-  decl.kind = tok.spelling.str();
-  decl.kindLoc = tok.loc;
-  consume();
-  SourceLoc open = tok.loc;
-  if (!expect(TokenKind::LBrace, "to open the task distribution's fields"))
-    return std::nullopt;
-  if (!parseRecordBody(decl.fields, open))
+  if (!parseName("a task distribution name", decl.name, decl.loc) ||
+      !expect(TokenKind::Equal, "after the task distribution name") ||
+      !parseName("a task distribution kind such as 'sinusoid'", decl.kind,
+                 decl.kindLoc) ||
+      !parseRecord("the task distribution's fields", decl.fields))
     return std::nullopt;
   return decl;
 }
@@ -265,17 +268,8 @@ std::optional<TasksDecl> Parser::parseTasks() {
 std::optional<TrainDecl> Parser::parseTrain() {
   TrainDecl decl;
   consume(); // 'train'
-  if (!tok.is(TokenKind::Identifier)) {
-    errorExpected("a training program name");
-    return std::nullopt;
-  }
-  decl.name = tok.spelling.str();
-  decl.loc = tok.loc;
-  consume();
-  SourceLoc open = tok.loc;
-  if (!expect(TokenKind::LBrace, "to open the training program"))
-    return std::nullopt;
-  if (!parseRecordBody(decl.fields, open))
+  if (!parseName("a training program name", decl.name, decl.loc) ||
+      !parseRecord("the training program", decl.fields))
     return std::nullopt;
   return decl;
 }

@@ -37,6 +37,10 @@ private:
   std::optional<FunctionDecl> parseFunction(bool isBlock);
   std::optional<TasksDecl> parseTasks();
   std::optional<TrainDecl> parseTrain();
+  /// An identifier naming a declaration (or a kind), reported as `what`.
+  bool parseName(llvm::StringRef what, std::string &name, SourceLoc &loc);
+  /// `{ fields }`, reported as opening `what`.
+  bool parseRecord(llvm::StringRef what, std::vector<Field> &fields);
   std::optional<Param> parseParam();
   std::optional<TypeSpec> parseType();
 
