@@ -10,8 +10,8 @@
 // operands, except for the elementwise kernels, whose result may be exactly
 // an operand.
 //
-// The CPU backend is in src/cpu/; a CUDA backend implements the same
-// interface.
+// The CPU backend is in src/cpu/; the CUDA backend, in src/cuda/, is built
+// when CMake finds CUDA (METART_HAVE_CUDA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include "KernelSizes.h"
 
 #include <memory>
+#include <string>
 
 namespace metart {
 
@@ -144,6 +145,18 @@ public:
 
 /// The CPU backend (OpenBLAS for products, loops for the rest).
 std::unique_ptr<Backend> createCpuBackend();
+
+#ifdef METART_HAVE_CUDA
+/// The number of CUDA devices this process sees: 0 without a driver or
+/// without a device, and then `why` (when not null) says which.
+int cudaDeviceCount(std::string *why = nullptr);
+/// The CUDA backend (cuBLAS for products, our kernels for the rest) on
+/// `device`, whose cached device memory stays under `limitBytes` where it
+/// can: METART_ERROR_UNSUPPORTED without a device,
+/// METART_ERROR_INVALID_ARGUMENT when `device` names none.
+KernelStatus createCudaBackend(int device, size_t limitBytes,
+                               std::unique_ptr<Backend> &out);
+#endif
 
 } // namespace metart
 

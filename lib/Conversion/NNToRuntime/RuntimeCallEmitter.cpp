@@ -46,6 +46,9 @@ LLVM::LLVMFuncOp RuntimeCallEmitter::beginFunction(StringRef name) {
   auto fn = LLVM::LLVMFuncOp::create(
       b, loc, name, LLVM::LLVMFunctionType::get(i32Type, {ptr, ptr, ptr}));
   entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  allocaCount =
+      LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(1));
   contextArg = entry->getArgument(0);
   inputsArg = entry->getArgument(1);
   outputsArg = entry->getArgument(2);
@@ -114,12 +117,10 @@ Value RuntimeCallEmitter::bytes(StringRef data) {
 Value RuntimeCallEmitter::descriptor(RankedTensorType type, Value data) {
   Value slot;
   {
-    // Stack slots live in the entry block, so loops of calls reuse them.
+    // Stack slots live at the top of the entry block.
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(entry);
-    Value one =
-        LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(1));
-    slot = LLVM::AllocaOp::create(b, loc, ptr, descriptorType, one, 8);
+    b.setInsertionPointAfterValue(allocaCount);
+    slot = LLVM::AllocaOp::create(b, loc, ptr, descriptorType, allocaCount, 8);
   }
   auto field = [&](int32_t index) {
     return LLVM::GEPOp::create(b, loc, ptr, descriptorType, slot,

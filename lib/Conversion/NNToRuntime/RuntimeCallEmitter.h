@@ -68,6 +68,8 @@ private:
   mlir::OpBuilder b;
   mlir::Type ptr, i32Type, i64Type, f64Type, descriptorType;
   mlir::Value contextArg, inputsArg, outputsArg;
+  /// The constant 1 that every stack slot's alloca counts.
+  mlir::Value allocaCount;
   mlir::Block *entry = nullptr, *errorBlock = nullptr;
   llvm::StringMap<mlir::LLVM::GlobalOp> globals;
   unsigned globalCount = 0;
