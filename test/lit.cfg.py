@@ -18,6 +18,18 @@ config.substitutions.append(("%metac_src", config.metac_src_root))
 config.substitutions.append(("%metac_obj", config.metac_obj_root))
 
 llvm_config.use_default_substitutions()
+
+# Tests that expect no GPU (CUDA requested and refused) skip on machines with
+# one.
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                          timeout=20).returncode == 0:
+            config.available_features.add("cuda-device")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tools = [

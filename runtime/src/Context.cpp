@@ -25,7 +25,18 @@ void metart::setLastError(metart_context *context, std::string message) {
 const char *metart_version(void) { return "0.1.0"; }
 
 int metart_backend_available(metart_backend backend) {
-  return backend == METART_BACKEND_CPU;
+  switch (static_cast<int>(backend)) {
+  case METART_BACKEND_CPU:
+    return 1;
+  case METART_BACKEND_CUDA:
+#ifdef METART_HAVE_CUDA
+    return cudaDeviceCount() > 0;
+#else
+    return 0;
+#endif
+  default:
+    return 0;
+  }
 }
 
 metart_status metart_context_create(const metart_context_options *options,
@@ -40,20 +51,31 @@ metart_status metart_context_create(const metart_context_options *options,
   metart_context_options defaults = {METART_BACKEND_CPU, 0, 0};
   if (!options)
     options = &defaults;
-  switch (static_cast<int>(options->backend)) {
-  case METART_BACKEND_CPU:
-    break;
-  case METART_BACKEND_CUDA:
-    return fail(METART_ERROR_UNSUPPORTED,
-                "the CUDA backend is not part of this build (only "
-                "METART_BACKEND_CPU is available)");
-  default:
-    return fail(METART_ERROR_INVALID_ARGUMENT,
-                "unknown backend " + std::to_string(options->backend));
-  }
   try {
+    std::unique_ptr<Backend> backend;
+    switch (static_cast<int>(options->backend)) {
+    case METART_BACKEND_CPU:
+      backend = createCpuBackend();
+      break;
+    case METART_BACKEND_CUDA: {
+#ifdef METART_HAVE_CUDA
+      KernelStatus status = createCudaBackend(
+          options->device, options->memory_limit_bytes, backend);
+      if (status.failed())
+        return fail(status.code, status.message);
+      break;
+#else
+      return fail(METART_ERROR_UNSUPPORTED,
+                  "the CUDA backend is not part of this build (only "
+                  "METART_BACKEND_CPU is available)");
+#endif
+    }
+    default:
+      return fail(METART_ERROR_INVALID_ARGUMENT,
+                  "unknown backend " + std::to_string(options->backend));
+    }
     *out_context =
-        new metart_context(createCpuBackend(), options->memory_limit_bytes);
+        new metart_context(std::move(backend), options->memory_limit_bytes);
   } catch (const std::bad_alloc &) {
     return fail(METART_ERROR_OUT_OF_MEMORY, "cannot allocate the context");
   }

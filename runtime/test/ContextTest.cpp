@@ -13,11 +13,21 @@ TEST(Context, VersionIsSemantic) {
   EXPECT_EQ(std::count(version.begin(), version.end(), '.'), 2) << version;
 }
 
+#ifndef METART_HAVE_CUDA
 TEST(Context, OnlyTheCpuBackendIsAvailable) {
   EXPECT_EQ(metart_backend_available(METART_BACKEND_CPU), 1);
   EXPECT_EQ(metart_backend_available(METART_BACKEND_CUDA), 0);
   EXPECT_EQ(metart_backend_available(static_cast<metart_backend>(7)), 0);
 }
+#else
+TEST(Context, TheCpuBackendIsAvailableAndCudaWhenADeviceIs) {
+  EXPECT_EQ(metart_backend_available(METART_BACKEND_CPU), 1);
+  // With a device the CUDA backend's own tests run (metart-cuda-tests).
+  int cuda = metart_backend_available(METART_BACKEND_CUDA);
+  EXPECT_TRUE(cuda == 0 || cuda == 1) << cuda;
+  EXPECT_EQ(metart_backend_available(static_cast<metart_backend>(7)), 0);
+}
+#endif
 
 TEST(Context, CreatesAndDestroysACpuContext) {
   metart_context_options options = {METART_BACKEND_CPU, 0, 0};
@@ -35,6 +45,7 @@ TEST(Context, NullOptionsMeanTheCpu) {
   metart_context_destroy(context);
 }
 
+#ifndef METART_HAVE_CUDA
 TEST(Context, CudaIsUnsupportedWithAMessage) {
   metart_context_options options = {METART_BACKEND_CUDA, 0, 0};
   metart_context *context = reinterpret_cast<metart_context *>(1);
@@ -45,6 +56,23 @@ TEST(Context, CudaIsUnsupportedWithAMessage) {
                "metart_context_create: the CUDA backend is not part of this "
                "build (only METART_BACKEND_CPU is available)");
 }
+#else
+TEST(Context, CudaWithoutADeviceIsUnsupportedWithAMessage) {
+  if (metart_backend_available(METART_BACKEND_CUDA))
+    GTEST_SKIP() << "a CUDA device is present";
+  metart_context_options options = {METART_BACKEND_CUDA, 0, 0};
+  metart_context *context = reinterpret_cast<metart_context *>(1);
+  EXPECT_EQ(metart_context_create(&options, &context),
+            METART_ERROR_UNSUPPORTED);
+  EXPECT_EQ(context, nullptr);
+  std::string message = metart_context_last_error(nullptr);
+  EXPECT_EQ(message.rfind("metart_context_create: no CUDA device is "
+                          "available (",
+                          0),
+            0u)
+      << message;
+}
+#endif
 
 TEST(Context, RejectsUnknownBackendsAndNullOutputs) {
   metart_context_options options = {static_cast<metart_backend>(9), 0, 0};

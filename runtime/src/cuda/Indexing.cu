@@ -1,0 +1,195 @@
+//===- Indexing.cu - integer-indexed kernels on CUDA ----------------------===//
+//
+// Table lookups, their scatter-add derivative (atomicAdd: ids may repeat)
+// and one-hot encoding. Every id or label is checked before anything is
+// written: a first kernel finds the lowest out-of-range position, which is
+// read back (the one wait of these kernels) and reported as the CPU backend
+// reports it, METART_ERROR_OUT_OF_RANGE naming the value, its position and
+// the range.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../cpu/Dtype.h"
+#include "CudaBackend.h"
+#include "Launch.cuh"
+#include "Status.h"
+
+namespace metart::cuda {
+
+namespace {
+/// Lowers `first` to every position whose index lies outside [0, bound).
+template <typename I>
+__global__ void firstOutOfRangeKernel(int64_t count, const I *indices,
+                                      int64_t bound,
+                                      unsigned long long *first) {
+  for (int64_t i = gridStart(); i < count; i += gridStride()) {
+    int64_t value = static_cast<int64_t>(indices[i]);
+    if (value < 0 || value >= bound)
+      atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+/// The row of the table (all slices) that position `s` reads.
+template <typename I>
+__device__ int64_t rowOf(const LookupSizes &sizes, const I *ids, int64_t s) {
+  return (s / sizes.positionsPerSlice) * sizes.rows +
+         static_cast<int64_t>(ids[s]);
+}
+
+template <typename T, typename I>
+__global__ void embeddingKernel(LookupSizes sizes, const I *ids, const T *table,
+                                T *y) {
+  int64_t total = sizes.positions * sizes.width;
+  for (int64_t e = gridStart(); e < total; e += gridStride()) {
+    int64_t s = e / sizes.width, d = e % sizes.width;
+    y[e] = table[rowOf(sizes, ids, s) * sizes.width + d];
+  }
+}
+
+template <typename T, typename I>
+__global__ void embeddingBackwardKernel(LookupSizes sizes, const I *ids,
+                                        const T *grad, T *table) {
+  int64_t total = sizes.positions * sizes.width;
+  for (int64_t e = gridStart(); e < total; e += gridStride()) {
+    int64_t s = e / sizes.width, d = e % sizes.width;
+    atomicAdd(table + rowOf(sizes, ids, s) * sizes.width + d, grad[e]);
+  }
+}
+
+template <typename T, typename I>
+__global__ void oneHotKernel(int64_t count, int64_t classes, const I *labels,
+                             T *y) {
+  int64_t total = count * classes;
+  for (int64_t e = gridStart(); e < total; e += gridStride())
+    y[e] =
+        static_cast<int64_t>(labels[e / classes]) == e % classes ? T(1) : T(0);
+}
+} // namespace
+
+KernelStatus CudaBackend::checkRange(const char *what, metart_dtype type,
+                                     const void *indices, int64_t count,
+                                     int64_t bound) {
+  if (count == 0)
+    return KernelStatus::ok();
+  auto *first = static_cast<unsigned long long *>(rangeFlag);
+  cudaStream_t s = stream.get();
+  KernelStatus status = checkCuda(
+      cudaMemsetAsync(first, 0xff, sizeof(*first), s), "cudaMemsetAsync");
+  if (status.failed())
+    return status;
+  status = cpu::withIndex(type, [&](auto i) {
+    using I = decltype(i);
+    firstOutOfRangeKernel<<<blocksFor(count), kThreads, 0, s>>>(
+        count, static_cast<const I *>(indices), bound, first);
+    return checkLaunch("index range check");
+  });
+  unsigned long long position = 0;
+  if (!status.failed())
+    status = checkCuda(cudaMemcpyAsync(&position, first, sizeof(position),
+                                       cudaMemcpyDeviceToHost, s),
+                       "cudaMemcpyAsync (device to host)");
+  if (!status.failed())
+    status = stream.synchronize();
+  if (status.failed() || position == ~0ull)
+    return status;
+  // Read the offending value for the message.
+  int64_t value = 0;
+  size_t size = dtypeSize(type);
+  const char *at = static_cast<const char *>(indices) + position * size;
+  if (type == METART_I32) {
+    int32_t narrow = 0;
+    status =
+        checkCuda(cudaMemcpyAsync(&narrow, at, size, cudaMemcpyDeviceToHost, s),
+                  "cudaMemcpyAsync (device to host)");
+    value = narrow;
+  } else {
+    status =
+        checkCuda(cudaMemcpyAsync(&value, at, size, cudaMemcpyDeviceToHost, s),
+                  "cudaMemcpyAsync (device to host)");
+  }
+  if (!status.failed())
+    status = stream.synchronize();
+  if (status.failed())
+    return status;
+  return {METART_ERROR_OUT_OF_RANGE,
+          std::string(what) + " " + std::to_string(value) + " at position " +
+              std::to_string(position) + " is out of range [0, " +
+              std::to_string(bound) + ")"};
+}
+
+KernelStatus CudaBackend::embedding(metart_dtype dtype, metart_dtype idType,
+                                    const LookupSizes &sizes, const void *ids,
+                                    const void *table, void *y) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  if (KernelStatus status =
+          checkRange("id", idType, ids, sizes.positions, sizes.rows);
+      status.failed())
+    return status;
+  int64_t total = sizes.positions * sizes.width;
+  if (total == 0)
+    return KernelStatus::ok();
+  return cpu::withFloatAndIndex(dtype, idType, [&](auto t, auto i) {
+    using T = decltype(t);
+    using I = decltype(i);
+    embeddingKernel<<<blocksFor(total), kThreads, 0, stream.get()>>>(
+        sizes, static_cast<const I *>(ids), static_cast<const T *>(table),
+        static_cast<T *>(y));
+    return checkLaunch("embedding");
+  });
+}
+
+KernelStatus CudaBackend::embeddingBackward(metart_dtype dtype,
+                                            metart_dtype idType,
+                                            const LookupSizes &sizes,
+                                            const void *ids, const void *grad,
+                                            void *y) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  if (KernelStatus status =
+          checkRange("id", idType, ids, sizes.positions, sizes.rows);
+      status.failed())
+    return status;
+  int64_t tableSize = sizes.slices * sizes.rows * sizes.width;
+  if (tableSize == 0)
+    return KernelStatus::ok();
+  if (KernelStatus status = checkCuda(
+          cudaMemsetAsync(y, 0, tableSize * dtypeSize(dtype), stream.get()),
+          "cudaMemsetAsync");
+      status.failed())
+    return status;
+  int64_t total = sizes.positions * sizes.width;
+  if (total == 0)
+    return KernelStatus::ok();
+  return cpu::withFloatAndIndex(dtype, idType, [&](auto t, auto i) {
+    using T = decltype(t);
+    using I = decltype(i);
+    embeddingBackwardKernel<<<blocksFor(total), kThreads, 0, stream.get()>>>(
+        sizes, static_cast<const I *>(ids), static_cast<const T *>(grad),
+        static_cast<T *>(y));
+    return checkLaunch("embedding_backward");
+  });
+}
+
+KernelStatus CudaBackend::oneHot(metart_dtype dtype, metart_dtype labelType,
+                                 int64_t count, int64_t classes,
+                                 const void *labels, void *y) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  if (KernelStatus status =
+          checkRange("label", labelType, labels, count, classes);
+      status.failed())
+    return status;
+  int64_t total = count * classes;
+  if (total == 0)
+    return KernelStatus::ok();
+  return cpu::withFloatAndIndex(dtype, labelType, [&](auto t, auto i) {
+    using T = decltype(t);
+    using I = decltype(i);
+    oneHotKernel<<<blocksFor(total), kThreads, 0, stream.get()>>>(
+        count, classes, static_cast<const I *>(labels), static_cast<T *>(y));
+    return checkLaunch("one_hot");
+  });
+}
+
+} // namespace metart::cuda
