@@ -122,20 +122,36 @@ InFlightDiagnostic FieldReader::error(const Field &field) {
   return diags.error(field.value ? field.value->loc : field.loc);
 }
 
+FailureOr<const Field *>
+FieldReader::lookup(llvm::StringRef name, bool required,
+                    llvm::function_ref<bool(const ConfigValue &)> accepts,
+                    llvm::StringRef expects) {
+  const Field *field = find(name);
+  if (!field) {
+    if (required)
+      missing(name);
+    return static_cast<const Field *>(nullptr);
+  }
+  if (!field->value || !accepts(*field->value)) {
+    error(*field) << "field '" << name << "' of " << what << " expects "
+                  << expects;
+    return failure();
+  }
+  return field;
+}
+
 std::optional<int64_t> FieldReader::integer(llvm::StringRef name,
                                             std::optional<int64_t> def,
                                             int64_t min) {
-  const Field *field = find(name);
-  if (!field) {
-    if (!def)
-      missing(name);
-    return def;
-  }
-  if (!field->value || field->value->kind != ConfigValue::Kind::Integer) {
-    error(*field) << "field '" << name << "' of " << what
-                  << " expects an integer";
+  FailureOr<const Field *> found = lookup(
+      name, !def,
+      [](const ConfigValue &v) { return v.kind == ConfigValue::Kind::Integer; },
+      "an integer");
+  if (mlir::failed(found))
     return std::nullopt;
-  }
+  const Field *field = *found;
+  if (!field)
+    return def;
   if (field->value->intValue < min) {
     error(*field) << "field '" << name << "' of " << what
                   << " must be >= " << min << ", got "
@@ -148,17 +164,14 @@ std::optional<int64_t> FieldReader::integer(llvm::StringRef name,
 std::optional<double> FieldReader::number(llvm::StringRef name,
                                           std::optional<double> def,
                                           bool positive) {
-  const Field *field = find(name);
-  if (!field) {
-    if (!def)
-      missing(name);
-    return def;
-  }
-  if (!field->value || !field->value->isNumber()) {
-    error(*field) << "field '" << name << "' of " << what
-                  << " expects a number";
+  FailureOr<const Field *> found = lookup(
+      name, !def, [](const ConfigValue &v) { return v.isNumber(); },
+      "a number");
+  if (mlir::failed(found))
     return std::nullopt;
-  }
+  const Field *field = *found;
+  if (!field)
+    return def;
   double v = field->value->asDouble();
   if (positive ? !(v > 0) : !(v >= 0)) {
     error(*field) << "field '" << name << "' of " << what << " must be "
@@ -192,32 +205,29 @@ FieldReader::range(llvm::StringRef name, std::pair<double, double> def) {
 
 std::optional<std::string> FieldReader::string(llvm::StringRef name,
                                                std::optional<std::string> def) {
-  const Field *field = find(name);
-  if (!field) {
-    if (!def)
-      missing(name);
-    return def;
-  }
-  if (!field->value || field->value->kind != ConfigValue::Kind::String) {
-    error(*field) << "field '" << name << "' of " << what
-                  << " expects a string";
+  FailureOr<const Field *> found = lookup(
+      name, !def,
+      [](const ConfigValue &v) { return v.kind == ConfigValue::Kind::String; },
+      "a string");
+  if (mlir::failed(found))
     return std::nullopt;
-  }
+  const Field *field = *found;
+  if (!field)
+    return def;
   return field->value->text;
 }
 
 std::optional<std::string> FieldReader::name(llvm::StringRef name,
                                              std::optional<std::string> def) {
-  const Field *field = find(name);
-  if (!field) {
-    if (!def)
-      missing(name);
-    return def;
-  }
-  if (!field->value || field->value->kind != ConfigValue::Kind::Name) {
-    error(*field) << "field '" << name << "' of " << what << " expects a name";
+  FailureOr<const Field *> found = lookup(
+      name, !def,
+      [](const ConfigValue &v) { return v.kind == ConfigValue::Kind::Name; },
+      "a name");
+  if (mlir::failed(found))
     return std::nullopt;
-  }
+  const Field *field = *found;
+  if (!field)
+    return def;
   return field->value->text;
 }
 

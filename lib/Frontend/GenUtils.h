@@ -66,6 +66,14 @@ public:
   SourceDiagnostics &getDiags() { return diags; }
 
 private:
+  /// The field `name` when present with a value `accepts` takes; null when
+  /// absent (reported when `required`); failure, reported as not being
+  /// `expects`, otherwise.
+  mlir::FailureOr<const Field *>
+  lookup(llvm::StringRef name, bool required,
+         llvm::function_ref<bool(const ConfigValue &)> accepts,
+         llvm::StringRef expects);
+
   SourceDiagnostics &diags;
   const std::vector<Field> &fields;
   std::string what;
