@@ -37,6 +37,9 @@ public:
                             CopyKind kind) = 0;
   /// Waits for all queued work.
   virtual KernelStatus synchronize() = 0;
+  /// Whether the host can read the backend's memory directly (collectives
+  /// through MPI stage device memory through the host).
+  virtual bool hostMemory() const { return true; }
 
   // Elementwise.
   virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,

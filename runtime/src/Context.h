@@ -1,7 +1,8 @@
 //===- Context.h - the runtime context --------------------------*- C++ -*-===//
 //
 // The definition of the opaque `metart_context`: the backend it runs on, the
-// arena that holds its memory and the message of its last error.
+// arena that holds its memory, the message of its last error, and its
+// communicator (when one is attached) with the counters of collectives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,9 +11,17 @@
 
 #include "Arena.h"
 #include "Backend.h"
+#include "comm/Stats.h"
 
 #include <memory>
 #include <string>
+
+namespace metart::comm {
+struct Communicator;
+struct CommunicatorDeleter {
+  void operator()(Communicator *c) const;
+};
+} // namespace metart::comm
 
 struct metart_context {
   metart_context(std::unique_ptr<metart::Backend> backend, size_t limitBytes)
@@ -21,6 +30,10 @@ struct metart_context {
   std::unique_ptr<metart::Backend> backend;
   metart::Arena arena;
   std::string lastError;
+  metart::comm::Stats commStats;
+  /// Declared last: destroyed before the backend whose stream it may use.
+  std::unique_ptr<metart::comm::Communicator, metart::comm::CommunicatorDeleter>
+      comm;
 };
 
 namespace metart {

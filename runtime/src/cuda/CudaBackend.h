@@ -35,6 +35,8 @@ public:
   KernelStatus copy(void *destination, const void *source, size_t bytes,
                     CopyKind kind) override;
   KernelStatus synchronize() override;
+  bool hostMemory() const override { return false; }
+  int getDevice() const { return device; }
 
   KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                     double value) override;

@@ -1,0 +1,159 @@
+/*===- comm.h - collectives between the ranks of a job --------------------===*
+ *
+ * Distributed training: the processes of a job (launched by mpirun or srun)
+ * form a world; a context with a communicator attached lays the world out
+ * as a mesh of four named axes, in this order: task = 0, data = 1,
+ * tensor = 2, pipeline = 3, ranks row-major over the mesh shape
+ * (rank = ((task * Dd + data) * Dt + tensor) * Dp + pipeline). Compiled
+ * per-rank code calls the collectives below. Part of the metart C API (see
+ * metart.h for the conventions).
+ *
+ * With no communicator attached (a single process), every collective runs
+ * over a group of 1: it copies x to y when they differ.
+ *
+ * A dead rank never hangs the job: when a peer process dies, every
+ * surviving rank prints "metart: rank R: lost rank P (pid N): ..." and
+ * exits non-zero; a collective that makes no progress for
+ * METART_COMM_TIMEOUT seconds (default 50, 0: never) stops the job too.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef METART_COMM_H
+#define METART_COMM_H
+
+#include "metart/metart.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The mesh axes. Bit i of an axes mask is mesh axis i. */
+typedef enum metart_axis {
+  METART_AXIS_TASK = 0,
+  METART_AXIS_DATA = 1,
+  METART_AXIS_TENSOR = 2,
+  METART_AXIS_PIPELINE = 3,
+} metart_axis;
+#define METART_NUM_AXES 4
+
+/*===----------------------------------------------------------------------===*
+ * The world: the processes of the job
+ *===----------------------------------------------------------------------===*/
+
+/** Joins the job's world (idempotent): when launched by mpirun or srun
+ *  (OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_SIZE, SLURM_NTASKS), initialises
+ *  MPI and starts the watchdog of dead ranks; otherwise a world of 1 without
+ *  MPI. The message of a failure is metart_context_last_error(NULL). */
+metart_status metart_world_init(void);
+/** This process's rank in the world, the world's size, and the rank among
+ *  the processes on this host (0, 1, 0 before metart_world_init). */
+int64_t metart_world_rank(void);
+int64_t metart_world_size(void);
+int64_t metart_world_local_rank(void);
+/** Leaves the world after every rank got here: waits for the others, stops
+ *  the watchdog and finalises MPI. Idempotent; also runs at exit. */
+void metart_world_finalize(void);
+/** Stops the whole job with `code` (MPI_Abort), for a failure on one rank
+ *  that the others may be waiting on; without MPI, exits. */
+void metart_world_abort(int code);
+
+/*===----------------------------------------------------------------------===*
+ * Communicators: the world as a mesh, per context
+ *===----------------------------------------------------------------------===*/
+
+/** Attaches to `c` a communicator over the mesh `mesh` (task, data, tensor,
+ *  pipeline sizes; 0 means 1), replacing any earlier one, with one group
+ *  per non-empty axes mask. Collective: every rank of the world calls it
+ *  with the same mesh. Joins the world first. A mesh whose product is not
+ *  the world's size is METART_ERROR_INVALID_ARGUMENT. */
+metart_status metart_comm_attach(metart_context *c, const int64_t mesh[4]);
+/** Whether `c` has a communicator. */
+int metart_comm_attached(const metart_context *c);
+/** The mesh of `c` and this rank's coordinates on it (all 1 and 0 without
+ *  a communicator). Either output may be NULL. */
+metart_status metart_comm_mesh(const metart_context *c, int64_t out_mesh[4],
+                               int64_t out_coords[4]);
+/** This rank's position in the group of `axes_mask` and the group's size. */
+metart_status metart_comm_group(const metart_context *c, int32_t axes_mask,
+                                int64_t *out_rank, int64_t *out_size);
+/** Waits until every rank of the group of `axes_mask` got here (and the
+ *  context's queued work is done). Not counted in the statistics. */
+metart_status metart_barrier(metart_context *c, int32_t axes_mask);
+
+/*===----------------------------------------------------------------------===*
+ * Collectives (what compiled code calls)
+ *
+ * A collective over a mask runs among the ranks whose coordinates agree on
+ * every axis outside the mask; group ranks are in coordinate order on the
+ * masked axes. Element types f32, f64, i32, i64.
+ *===----------------------------------------------------------------------===*/
+
+typedef enum metart_reduction {
+  METART_REDUCE_SUM = 0,
+  METART_REDUCE_MAX = 1
+} metart_reduction;
+
+/* y = reduction of x over the group; x and y have the same shape; y may
+   alias x. */
+metart_status metart_all_reduce(metart_context *c, const metart_tensor *x,
+                                const metart_tensor *y, int32_t axes_mask,
+                                int32_t reduction);
+/* y = concatenation of every group member's x along `dim`, in group-rank
+   order (coordinate order on the masked axes). */
+metart_status metart_all_gather(metart_context *c, const metart_tensor *x,
+                                const metart_tensor *y, int32_t axes_mask,
+                                int64_t dim);
+/* y = this rank's slice of x along `dim` (x.shape[dim] / group size, at this
+   rank's position in the group). No communication. */
+metart_status metart_all_slice(metart_context *c, const metart_tensor *x,
+                               const metart_tensor *y, int32_t axes_mask,
+                               int64_t dim);
+/* y = reduction over the group of x, scattered along `dim`
+   (reduce-scatter). */
+metart_status metart_reduce_scatter(metart_context *c, const metart_tensor *x,
+                                    const metart_tensor *y, int32_t axes_mask,
+                                    int64_t dim, int32_t reduction);
+/* y = root's x (root = group rank). */
+metart_status metart_broadcast(metart_context *c, const metart_tensor *x,
+                               const metart_tensor *y, int32_t axes_mask,
+                               int64_t root);
+/* point to point inside the group of `axes_mask`, peer given as a group
+   rank */
+metart_status metart_send(metart_context *c, const metart_tensor *x,
+                          int32_t axes_mask, int64_t peer);
+metart_status metart_recv(metart_context *c, const metart_tensor *y,
+                          int32_t axes_mask, int64_t peer);
+
+/*===----------------------------------------------------------------------===*
+ * Statistics, per axes mask
+ *
+ * Every collective counts for its mask: one call, its payload bytes (this
+ * rank's x for all_reduce, broadcast, send and reduce_scatter; y for
+ * all_gather and recv; 0 for all_slice and for any group of 1, where
+ * nothing moves) and the wall time spent in it (event-timed on a GPU).
+ *===----------------------------------------------------------------------===*/
+
+typedef struct metart_comm_stats {
+  int64_t calls;
+  int64_t bytes;
+  double seconds;
+} metart_comm_stats;
+
+/** The counters of collectives over exactly `axes_mask` (0 to 15) since the
+ *  last reset. Waits for timed device work. */
+metart_status metart_comm_stats_get(metart_context *c, int32_t axes_mask,
+                                    metart_comm_stats *out_stats);
+/** The sum of the counters over every mask. */
+metart_status metart_comm_stats_total(metart_context *c,
+                                      metart_comm_stats *out_stats);
+/** Zeroes the counters. */
+void metart_comm_stats_reset(metart_context *c);
+/** A mask's name: the names of its axes joined by '+' ("task",
+ *  "task+data"); "none" for 0, "" for a value out of range. */
+const char *metart_comm_axes_name(int32_t axes_mask);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METART_COMM_H */

@@ -1,0 +1,102 @@
+//===- Communicator.h - a context's mesh and its transport ------*- C++ -*-===//
+//
+// A communicator lays the world out as the mesh and holds one group per
+// axes mask; a transport (MPI on host memory, NCCL on device memory) moves
+// contiguous buffers within those groups. The C entry points (Comm.cpp)
+// check operands, reorder blocks for collectives along a dimension other
+// than the first, and handle groups of one without the transport.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_COMM_COMMUNICATOR_H
+#define METART_SRC_COMM_COMMUNICATOR_H
+
+#include "../Backend.h"
+#include "../Context.h"
+#include "Stats.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace metart::comm {
+
+/// What a reduction computes.
+enum class Reduction { Sum = METART_REDUCE_SUM, Max = METART_REDUCE_MAX };
+
+/// Collectives on contiguous buffers of the context's memory, within the
+/// group of an axes mask (whose size is more than one). Counts are elements
+/// of `dtype`; group ranks are positions in the group.
+class Transport {
+public:
+  virtual ~Transport() = default;
+
+  /// `x` may be `y`.
+  virtual KernelStatus allReduce(int mask, const void *x, void *y,
+                                 int64_t count, metart_dtype dtype,
+                                 Reduction reduction) = 0;
+  /// `count` elements from each rank, concatenated in group order into `y`.
+  virtual KernelStatus allGather(int mask, const void *x, void *y,
+                                 int64_t count, metart_dtype dtype) = 0;
+  /// Reduces `x` (count elements per rank, in group order) and keeps this
+  /// rank's `count` in `y`.
+  virtual KernelStatus reduceScatter(int mask, const void *x, void *y,
+                                     int64_t count, metart_dtype dtype,
+                                     Reduction reduction) = 0;
+  /// `y` becomes the root's `y`.
+  virtual KernelStatus broadcast(int mask, void *y, int64_t count,
+                                 metart_dtype dtype, int root) = 0;
+  virtual KernelStatus send(int mask, const void *x, int64_t count,
+                            metart_dtype dtype, int peer) = 0;
+  virtual KernelStatus recv(int mask, void *y, int64_t count,
+                            metart_dtype dtype, int peer) = 0;
+  /// Waits for the context's work and for every rank of the group.
+  virtual KernelStatus barrier(int mask) = 0;
+
+  /// Times one collective over `mask`: host wall time here; a device
+  /// transport queues events instead and adds their time in `settle`.
+  virtual void startTimer() { start = std::chrono::steady_clock::now(); }
+  virtual void stopTimer(int mask, Stats &stats) {
+    stats.addSeconds(mask, std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+  }
+  /// Adds the times of timed device work (waits for it).
+  virtual void settle(Stats &) {}
+
+private:
+  std::chrono::steady_clock::time_point start;
+};
+
+/// The mesh, this rank's place on it, and the transport.
+struct Communicator {
+  int64_t mesh[METART_NUM_AXES] = {1, 1, 1, 1};
+  int64_t coords[METART_NUM_AXES] = {0, 0, 0, 0};
+  /// This rank's position in the group of each mask, and the group's size.
+  int64_t groupRank[kNumMasks] = {};
+  int64_t groupSize[kNumMasks] = {};
+  std::unique_ptr<Transport> transport;
+
+  /// Fills coords, groupRank and groupSize for world rank `rank`.
+  void layOut(int64_t rank);
+};
+
+/// A transport through MPI: one communicator per mask split from the world
+/// (every rank creates them in the same order). For a backend whose memory
+/// is on a device, buffers are staged through host memory.
+KernelStatus createMpiTransport(const Communicator &comm, Backend &backend,
+                                bool deviceMemory,
+                                std::unique_ptr<Transport> &out);
+
+#ifdef METART_HAVE_NCCL
+/// A transport through NCCL on the CUDA backend's device and stream, one
+/// NCCL communicator per mask, bootstrapped over `mpi` (an MPI transport of
+/// the same mesh, which it keeps for barriers).
+KernelStatus createNcclTransport(const Communicator &comm, Backend &backend,
+                                 std::unique_ptr<Transport> mpi,
+                                 std::unique_ptr<Transport> &out);
+#endif
+
+} // namespace metart::comm
+
+#endif // METART_SRC_COMM_COMMUNICATOR_H

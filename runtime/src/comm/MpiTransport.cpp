@@ -1,0 +1,227 @@
+//===- MpiTransport.cpp - collectives through MPI -------------------------===//
+//
+// Every call returns MPI's error as a KernelStatus (the groups use
+// MPI_ERRORS_RETURN) rather than aborting inside MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MpiTransport.h"
+#include "../Tensor.h"
+
+#include <climits>
+
+using namespace metart;
+using namespace metart::comm;
+
+namespace {
+
+MPI_Datatype mpiType(metart_dtype dtype) {
+  switch (dtype) {
+  case METART_F32:
+    return MPI_FLOAT;
+  case METART_F64:
+    return MPI_DOUBLE;
+  case METART_I32:
+    return MPI_INT32_T;
+  default:
+    return MPI_INT64_T;
+  }
+}
+
+MPI_Op mpiOp(Reduction reduction) {
+  return reduction == Reduction::Max ? MPI_MAX : MPI_SUM;
+}
+
+KernelStatus check(int code, const char *call) {
+  if (code == MPI_SUCCESS)
+    return KernelStatus::ok();
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return {METART_ERROR_BACKEND, std::string(call) + " failed: " + text};
+}
+
+KernelStatus checkCount(int64_t count) {
+  if (count <= INT_MAX)
+    return KernelStatus::ok();
+  return {METART_ERROR_UNSUPPORTED,
+          "more than 2^31 - 1 elements in one MPI call"};
+}
+
+} // namespace
+
+MpiTransport::~MpiTransport() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  for (MPI_Comm &group : groups)
+    if (group != MPI_COMM_NULL && !finalized)
+      MPI_Comm_free(&group);
+}
+
+KernelStatus MpiTransport::create(const Communicator &comm) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int mask = 1; mask < kNumMasks; ++mask) {
+    // Every rank knows the mesh, so all skip the same groups of one.
+    if (comm.groupSize[mask] == 1)
+      continue;
+    // Ranks that agree outside the mask share a color; the world rank as
+    // key orders the group by coordinates on the masked axes (row-major).
+    int color = 0;
+    for (int axis = 0; axis < METART_NUM_AXES; ++axis)
+      if (!(mask & (1 << axis)))
+        color = color * comm.mesh[axis] + comm.coords[axis];
+    if (KernelStatus s =
+            check(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &groups[mask]),
+                  "MPI_Comm_split");
+        s.failed())
+      return s;
+    MPI_Comm_set_errhandler(groups[mask], MPI_ERRORS_RETURN);
+  }
+  return KernelStatus::ok();
+}
+
+KernelStatus MpiTransport::stage(std::vector<char> &host, const void *device,
+                                 size_t bytes, bool load, void *&out) {
+  if (!deviceMemory) {
+    out = const_cast<void *>(device);
+    return KernelStatus::ok();
+  }
+  host.resize(bytes);
+  out = host.data();
+  if (load)
+    return backend.copy(host.data(), device, bytes, CopyKind::DeviceToHost);
+  return KernelStatus::ok();
+}
+
+KernelStatus MpiTransport::unstage(void *device, const void *host,
+                                   size_t bytes) {
+  if (!deviceMemory)
+    return KernelStatus::ok();
+  return backend.copy(device, host, bytes, CopyKind::HostToDevice);
+}
+
+KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
+                                     int64_t count, metart_dtype dtype,
+                                     Reduction reduction) {
+  if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  const void *send = in == out ? MPI_IN_PLACE : in;
+  if (KernelStatus s =
+          check(MPI_Allreduce(send, out, int(count), mpiType(dtype),
+                              mpiOp(reduction), groups[mask]),
+                "MPI_Allreduce");
+      s.failed())
+    return s;
+  return unstage(y, out, bytes);
+}
+
+KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
+                                     int64_t count, metart_dtype dtype) {
+  int size = 0;
+  MPI_Comm_size(groups[mask], &size);
+  if (KernelStatus s = checkCount(count * size); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes * size, false, out);
+      s.failed())
+    return s;
+  if (KernelStatus s =
+          check(MPI_Allgather(in, int(count), mpiType(dtype), out, int(count),
+                              mpiType(dtype), groups[mask]),
+                "MPI_Allgather");
+      s.failed())
+    return s;
+  return unstage(y, out, bytes * size);
+}
+
+KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
+                                         int64_t count, metart_dtype dtype,
+                                         Reduction reduction) {
+  int size = 0;
+  MPI_Comm_size(groups[mask], &size);
+  if (KernelStatus s = checkCount(count * size); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes * size, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  if (KernelStatus s =
+          check(MPI_Reduce_scatter_block(in, out, int(count), mpiType(dtype),
+                                         mpiOp(reduction), groups[mask]),
+                "MPI_Reduce_scatter_block");
+      s.failed())
+    return s;
+  return unstage(y, out, bytes);
+}
+
+KernelStatus MpiTransport::broadcast(int mask, void *y, int64_t count,
+                                     metart_dtype dtype, int root) {
+  if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *buffer = nullptr;
+  if (KernelStatus s = stage(stagedOut, y, bytes, true, buffer); s.failed())
+    return s;
+  if (KernelStatus s = check(
+          MPI_Bcast(buffer, int(count), mpiType(dtype), root, groups[mask]),
+          "MPI_Bcast");
+      s.failed())
+    return s;
+  return unstage(y, buffer, bytes);
+}
+
+KernelStatus MpiTransport::send(int mask, const void *x, int64_t count,
+                                metart_dtype dtype, int peer) {
+  if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  void *in = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, count * dtypeSize(dtype), true, in);
+      s.failed())
+    return s;
+  return check(MPI_Send(in, int(count), mpiType(dtype), peer, 0, groups[mask]),
+               "MPI_Send");
+}
+
+KernelStatus MpiTransport::recv(int mask, void *y, int64_t count,
+                                metart_dtype dtype, int peer) {
+  if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *out = nullptr;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  if (KernelStatus s = check(MPI_Recv(out, int(count), mpiType(dtype), peer, 0,
+                                      groups[mask], MPI_STATUS_IGNORE),
+                             "MPI_Recv");
+      s.failed())
+    return s;
+  return unstage(y, out, bytes);
+}
+
+KernelStatus MpiTransport::barrier(int mask) {
+  if (KernelStatus s = backend.synchronize(); s.failed())
+    return s;
+  return check(MPI_Barrier(groups[mask]), "MPI_Barrier");
+}
+
+KernelStatus comm::createMpiTransport(const Communicator &comm,
+                                      Backend &backend, bool deviceMemory,
+                                      std::unique_ptr<Transport> &out) {
+  auto transport = std::make_unique<MpiTransport>(backend, deviceMemory);
+  if (KernelStatus s = transport->create(comm); s.failed())
+    return s;
+  out = std::move(transport);
+  return KernelStatus::ok();
+}

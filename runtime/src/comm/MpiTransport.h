@@ -1,0 +1,64 @@
+//===- MpiTransport.h - collectives through MPI -----------------*- C++ -*-===//
+//
+// The CPU backend's transport, and the bootstrap and barriers of the NCCL
+// transport: one MPI communicator per axes mask whose group has more than
+// one rank, split from MPI_COMM_WORLD in mask order on every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_COMM_MPITRANSPORT_H
+#define METART_SRC_COMM_MPITRANSPORT_H
+
+#include "Communicator.h"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace metart::comm {
+
+class MpiTransport final : public Transport {
+public:
+  MpiTransport(Backend &backend, bool deviceMemory)
+      : backend(backend), deviceMemory(deviceMemory) {
+    for (MPI_Comm &group : groups)
+      group = MPI_COMM_NULL;
+  }
+  ~MpiTransport() override;
+
+  /// Splits the groups of `comm`'s mesh from the world.
+  KernelStatus create(const Communicator &comm);
+  /// The MPI communicator of `mask` (MPI_COMM_NULL for a group of one).
+  MPI_Comm group(int mask) const { return groups[mask]; }
+
+  KernelStatus allReduce(int mask, const void *x, void *y, int64_t count,
+                         metart_dtype dtype, Reduction reduction) override;
+  KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
+                         metart_dtype dtype) override;
+  KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
+                             metart_dtype dtype, Reduction reduction) override;
+  KernelStatus broadcast(int mask, void *y, int64_t count, metart_dtype dtype,
+                         int root) override;
+  KernelStatus send(int mask, const void *x, int64_t count, metart_dtype dtype,
+                    int peer) override;
+  KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
+                    int peer) override;
+  KernelStatus barrier(int mask) override;
+
+private:
+  /// Host memory holding `bytes` of device memory at `device` (copied in
+  /// when `load`), or `device` itself on the CPU.
+  KernelStatus stage(std::vector<char> &host, const void *device, size_t bytes,
+                     bool load, void *&out);
+  /// Copies a staged result back to the device.
+  KernelStatus unstage(void *device, const void *host, size_t bytes);
+
+  Backend &backend;
+  bool deviceMemory;
+  MPI_Comm groups[kNumMasks];
+  std::vector<char> stagedIn, stagedOut;
+};
+
+} // namespace metart::comm
+
+#endif // METART_SRC_COMM_MPITRANSPORT_H

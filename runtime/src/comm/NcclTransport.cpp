@@ -1,0 +1,193 @@
+//===- NcclTransport.cpp - collectives through NCCL on the GPU ------------===//
+//
+// One NCCL communicator per axes mask whose group has more than one rank:
+// group rank 0 creates the unique id and broadcasts it over the group's MPI
+// communicator, then every member joins with ncclCommInitRank on the
+// context's device. Collectives are queued on the context's stream and
+// timed by a pair of events each, read when the counters are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../cuda/CudaBackend.h"
+#include "MpiTransport.h"
+
+#include <nccl.h>
+
+#include <vector>
+
+using namespace metart;
+using namespace metart::comm;
+
+namespace {
+
+ncclDataType_t ncclType(metart_dtype dtype) {
+  switch (dtype) {
+  case METART_F32:
+    return ncclFloat32;
+  case METART_F64:
+    return ncclFloat64;
+  case METART_I32:
+    return ncclInt32;
+  default:
+    return ncclInt64;
+  }
+}
+
+ncclRedOp_t ncclOp(Reduction reduction) {
+  return reduction == Reduction::Max ? ncclMax : ncclSum;
+}
+
+KernelStatus check(ncclResult_t result, const char *call) {
+  if (result == ncclSuccess)
+    return KernelStatus::ok();
+  return {METART_ERROR_BACKEND,
+          std::string(call) + " failed: " + ncclGetErrorString(result)};
+}
+
+KernelStatus checkCuda(cudaError_t error, const char *call) {
+  if (error == cudaSuccess)
+    return KernelStatus::ok();
+  return {METART_ERROR_BACKEND,
+          std::string(call) + " failed: " + cudaGetErrorString(error)};
+}
+
+class NcclTransport final : public Transport {
+public:
+  NcclTransport(cuda::CudaBackend &backend, std::unique_ptr<MpiTransport> mpi)
+      : backend(backend), mpi(std::move(mpi)) {
+    for (ncclComm_t &c : comms)
+      c = nullptr;
+  }
+  ~NcclTransport() override {
+    cudaSetDevice(backend.getDevice());
+    for (const Timing &t : pending) {
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.stop);
+    }
+    for (ncclComm_t c : comms)
+      if (c)
+        ncclCommDestroy(c);
+  }
+
+  KernelStatus create(const Communicator &comm) {
+    if (KernelStatus s =
+            checkCuda(cudaSetDevice(backend.getDevice()), "cudaSetDevice");
+        s.failed())
+      return s;
+    for (int mask = 1; mask < kNumMasks; ++mask) {
+      if (comm.groupSize[mask] == 1)
+        continue;
+      ncclUniqueId id;
+      if (comm.groupRank[mask] == 0)
+        if (KernelStatus s = check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+            s.failed())
+          return s;
+      if (MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi->group(mask)) !=
+          MPI_SUCCESS)
+        return {METART_ERROR_BACKEND, "broadcasting the NCCL id failed"};
+      if (KernelStatus s =
+              check(ncclCommInitRank(&comms[mask], int(comm.groupSize[mask]),
+                                     id, int(comm.groupRank[mask])),
+                    "ncclCommInitRank");
+          s.failed())
+        return s;
+    }
+    return KernelStatus::ok();
+  }
+
+  KernelStatus allReduce(int mask, const void *x, void *y, int64_t count,
+                         metart_dtype dtype, Reduction reduction) override {
+    return check(ncclAllReduce(x, y, size_t(count), ncclType(dtype),
+                               ncclOp(reduction), comms[mask], stream()),
+                 "ncclAllReduce");
+  }
+  KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
+                         metart_dtype dtype) override {
+    return check(ncclAllGather(x, y, size_t(count), ncclType(dtype),
+                               comms[mask], stream()),
+                 "ncclAllGather");
+  }
+  KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
+                             metart_dtype dtype, Reduction reduction) override {
+    return check(ncclReduceScatter(x, y, size_t(count), ncclType(dtype),
+                                   ncclOp(reduction), comms[mask], stream()),
+                 "ncclReduceScatter");
+  }
+  KernelStatus broadcast(int mask, void *y, int64_t count, metart_dtype dtype,
+                         int root) override {
+    return check(ncclBroadcast(y, y, size_t(count), ncclType(dtype), root,
+                               comms[mask], stream()),
+                 "ncclBroadcast");
+  }
+  KernelStatus send(int mask, const void *x, int64_t count, metart_dtype dtype,
+                    int peer) override {
+    return check(ncclSend(x, size_t(count), ncclType(dtype), peer, comms[mask],
+                          stream()),
+                 "ncclSend");
+  }
+  KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
+                    int peer) override {
+    return check(ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask],
+                          stream()),
+                 "ncclRecv");
+  }
+  KernelStatus barrier(int mask) override { return mpi->barrier(mask); }
+
+  // Events around each collective, read in `settle`: timing on the host
+  // would wait for the device after every call.
+  void startTimer() override {
+    current = {};
+    cudaEventCreate(&current.start);
+    cudaEventCreate(&current.stop);
+    cudaEventRecord(current.start, stream());
+  }
+  void stopTimer(int mask, Stats &) override {
+    cudaEventRecord(current.stop, stream());
+    current.mask = mask;
+    pending.push_back(current);
+  }
+  void settle(Stats &stats) override {
+    for (const Timing &t : pending) {
+      float milliseconds = 0;
+      if (cudaEventSynchronize(t.stop) == cudaSuccess &&
+          cudaEventElapsedTime(&milliseconds, t.start, t.stop) == cudaSuccess)
+        stats.addSeconds(t.mask, milliseconds * 1e-3);
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.stop);
+    }
+    pending.clear();
+  }
+
+private:
+  struct Timing {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    int mask = 0;
+  };
+
+  cudaStream_t stream() { return backend.getStream().get(); }
+
+  cuda::CudaBackend &backend;
+  std::unique_ptr<MpiTransport> mpi;
+  ncclComm_t comms[kNumMasks];
+  Timing current;
+  std::vector<Timing> pending;
+};
+
+} // namespace
+
+KernelStatus comm::createNcclTransport(const Communicator &comm,
+                                       Backend &backend,
+                                       std::unique_ptr<Transport> mpi,
+                                       std::unique_ptr<Transport> &out) {
+  auto *device = dynamic_cast<cuda::CudaBackend *>(&backend);
+  auto *mpiTransport = dynamic_cast<MpiTransport *>(mpi.get());
+  if (!device || !mpiTransport)
+    return {METART_ERROR_UNSUPPORTED, "NCCL needs a CUDA context and MPI"};
+  mpi.release();
+  auto transport = std::make_unique<NcclTransport>(
+      *device, std::unique_ptr<MpiTransport>(mpiTransport));
+  if (KernelStatus s = transport->create(comm); s.failed())
+    return s;
+  out = std::move(transport);
+  return KernelStatus::ok();
+}

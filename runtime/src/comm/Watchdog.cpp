@@ -1,0 +1,166 @@
+//===- Watchdog.cpp - a dead rank never hangs the job ---------------------===//
+//
+// The thread polls the pids of the peers on this host (gathered by
+// World.cpp) and the start time of the collective in flight; the SIGTERM
+// handler only wakes it through a pipe, since a handler can do little
+// safely. Whatever it finds, it prints one line and ends the process with
+// _exit: the trainer's files are written to a temporary and renamed, so an
+// abrupt end leaves them loadable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Watchdog.h"
+#include "Stats.h"
+#include "World.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace metart::comm;
+
+namespace {
+
+std::atomic<bool> stopping{false};
+std::thread thread;
+int wakeFds[2] = {-1, -1};
+/// Start of the blocking collective in flight (steady clock, ns), 0: none.
+std::atomic<int64_t> inFlightSince{0};
+std::atomic<const char *> inFlightWhat{""};
+std::atomic<int> inFlightMask{0};
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+bool alive(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE *f = std::fopen(path, "r");
+  if (!f)
+    return false;
+  char line[512] = "";
+  size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+  std::fclose(f);
+  line[n] = 0;
+  // The state follows the command name, which is in parentheses.
+  const char *close = std::strrchr(line, ')');
+  if (!close || close[1] != ' ')
+    return true;
+  char state = close[2];
+  return state != 'Z' && state != 'X';
+}
+
+/// The first peer on this host that is gone, or -1.
+int lostPeer() {
+  const World &w = world();
+  const std::string &host = w.peers[w.rank].host;
+  for (int r = 0; r < w.size; ++r)
+    if (r != w.rank && w.peers[r].host == host && !alive(w.peers[r].pid))
+      return r;
+  return -1;
+}
+
+[[noreturn]] void stopForLostPeer(int peer) {
+  const World &w = world();
+  std::fprintf(stderr,
+               "metart: rank %d: lost rank %d (pid %d): it exited or was "
+               "killed; stopping\n",
+               w.rank, peer, w.peers[peer].pid);
+  _exit(1);
+}
+
+void onSigterm(int) {
+  char byte = 'T';
+  ssize_t ignored = write(wakeFds[1], &byte, 1);
+  (void)ignored;
+}
+
+int timeoutSeconds() {
+  const char *text = std::getenv("METART_COMM_TIMEOUT");
+  if (!text || !*text)
+    return 50;
+  return std::atoi(text);
+}
+
+void run() {
+  const World &w = world();
+  const int timeout = timeoutSeconds();
+  while (!stopping.load()) {
+    pollfd fd = {wakeFds[0], POLLIN, 0};
+    bool terminated = poll(&fd, 1, 200) > 0;
+    if (stopping.load())
+      return;
+    if (int peer = lostPeer(); peer >= 0)
+      stopForLostPeer(peer);
+    if (terminated) {
+      // The launcher kills the others as soon as it reaped the dead one,
+      // but give a peer that is going down a moment to show.
+      for (int i = 0; i < 10; ++i) {
+        usleep(50000);
+        if (int peer = lostPeer(); peer >= 0)
+          stopForLostPeer(peer);
+      }
+      std::fprintf(stderr,
+                   "metart: rank %d: stopped by SIGTERM (the launcher stops "
+                   "the job: another rank failed, on another host or with an "
+                   "error); stopping\n",
+                   w.rank);
+      _exit(143);
+    }
+    int64_t since = inFlightSince.load();
+    if (timeout > 0 && since &&
+        nowNs() - since > int64_t(timeout) * 1000000000) {
+      std::fprintf(stderr,
+                   "metart: rank %d: lost a peer: %s over %s made no progress "
+                   "for %d s (METART_COMM_TIMEOUT): a rank of its group is "
+                   "hung or was lost; stopping\n",
+                   w.rank, inFlightWhat.load(), axesName(inFlightMask.load()),
+                   timeout);
+      _exit(1);
+    }
+  }
+}
+
+} // namespace
+
+void watchdog::start() {
+  if (thread.joinable())
+    return;
+  if (pipe(wakeFds) != 0)
+    return;
+  fcntl(wakeFds[1], F_SETFL, O_NONBLOCK);
+  struct sigaction action = {};
+  action.sa_handler = onSigterm;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  stopping = false;
+  thread = std::thread(run);
+}
+
+void watchdog::stop() {
+  if (!thread.joinable())
+    return;
+  stopping = true;
+  thread.join();
+  signal(SIGTERM, SIG_DFL);
+}
+
+void watchdog::enter(const char *what, int mask) {
+  inFlightWhat = what;
+  inFlightMask = mask;
+  inFlightSince = nowNs();
+}
+
+void watchdog::leave() { inFlightSince = 0; }

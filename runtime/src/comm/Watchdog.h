@@ -1,0 +1,42 @@
+//===- Watchdog.h - a dead rank never hangs the job -------------*- C++ -*-===//
+//
+// When a rank dies, the others may wait for it forever inside a collective.
+// The watchdog is a thread that stops this process, with a message that
+// names the lost rank, when
+//  - a peer on this host has exited or was killed (its /proc entry is gone
+//    or a zombie), checked a few times a second;
+//  - the launcher sends SIGTERM (mpirun does when a rank dies): it names
+//    the peer that is gone when it can see it;
+//  - one blocking collective has made no progress for METART_COMM_TIMEOUT
+//    seconds (default 50; 0 turns this off), the last resort for peers on
+//    other hosts under a launcher that kills nobody.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_COMM_WATCHDOG_H
+#define METART_SRC_COMM_WATCHDOG_H
+
+namespace metart::comm::watchdog {
+
+/// Starts the thread and the SIGTERM handler (once the world has peers).
+void start();
+/// Stops the thread: once every rank has passed the last barrier, a peer
+/// exiting is no longer a failure.
+void stop();
+
+/// Marks the start of a blocking collective `what` over `mask`...
+void enter(const char *what, int mask);
+/// ... and its end.
+void leave();
+
+/// RAII for `enter`/`leave`.
+struct Guard {
+  Guard(const char *what, int mask) { enter(what, mask); }
+  ~Guard() { leave(); }
+  Guard(const Guard &) = delete;
+  Guard &operator=(const Guard &) = delete;
+};
+
+} // namespace metart::comm::watchdog
+
+#endif // METART_SRC_COMM_WATCHDOG_H

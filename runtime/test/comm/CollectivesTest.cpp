@@ -1,0 +1,208 @@
+//===- CollectivesTest.cpp - collectives against naive references ---------===//
+//
+// Each collective over every axes mask of every mesh of the world, in each
+// element type, against a reference that the rank computes from its
+// group's inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Harness.h"
+
+using namespace metart::test;
+
+namespace {
+
+const int32_t kDtypes[] = {METART_F32, METART_F64, METART_I32, METART_I64};
+
+/// What a test reports on a failure: where it was.
+std::string where(const Mesh &mesh, int mask, int32_t dtype) {
+  return meshName(mesh) + ", mask " + metart_comm_axes_name(mask) + ", dtype " +
+         std::to_string(dtype) + ", rank " +
+         std::to_string(metart_world_rank());
+}
+
+TEST(Collectives, AllReduceSumAndMaxOverEveryMask) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      for (int32_t dtype : kDtypes)
+        for (int32_t reduction : {METART_REDUCE_SUM, METART_REDUCE_MAX}) {
+          HostTensor x({3, 5}, dtype), y({3, 5}, dtype);
+          x.fillInput(metart_world_rank());
+          ASSERT_EQ(metart_all_reduce(c, &x.t, &y.t, mask, reduction),
+                    METART_OK)
+              << metart_context_last_error(c);
+          for (int64_t i = 0; i < x.size(); ++i) {
+            double expected = reduction == METART_REDUCE_SUM ? 0 : -1e9;
+            for (int64_t r : group)
+              expected = reduction == METART_REDUCE_SUM
+                             ? expected + inputValue(r, i)
+                             : std::max(expected, inputValue(r, i));
+            EXPECT_EQ(y.get(i), expected) << where(mesh, mask, dtype);
+          }
+          // In place: y aliases x.
+          ASSERT_EQ(metart_all_reduce(c, &x.t, &x.t, mask, reduction),
+                    METART_OK);
+          for (int64_t i = 0; i < x.size(); ++i)
+            EXPECT_EQ(x.get(i), y.get(i)) << where(mesh, mask, dtype);
+        }
+    }
+  }
+}
+
+TEST(Collectives, AllGatherAlongEachDimension) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size();
+      for (int32_t dtype : {METART_F32, METART_F64})
+        for (int64_t dim : {0, 1}) {
+          HostTensor x({2, 3}, dtype);
+          x.fillInput(metart_world_rank());
+          HostTensor y({dim == 0 ? 2 * n : 2, dim == 1 ? 3 * n : 3}, dtype);
+          ASSERT_EQ(metart_all_gather(c, &x.t, &y.t, mask, dim), METART_OK)
+              << metart_context_last_error(c);
+          for (int64_t i = 0; i < y.shape[0]; ++i)
+            for (int64_t j = 0; j < y.shape[1]; ++j) {
+              // Member g's x lands at block g along dim.
+              int64_t g = dim == 0 ? i / 2 : j / 3;
+              int64_t xi = dim == 0 ? i % 2 : i, xj = dim == 1 ? j % 3 : j;
+              EXPECT_EQ(y.get(i * y.shape[1] + j),
+                        inputValue(group[g], xi * 3 + xj))
+                  << where(mesh, mask, dtype) << ", dim " << dim;
+            }
+        }
+    }
+  }
+}
+
+TEST(Collectives, AllSliceTakesThisRanksBlock) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size();
+      int64_t position = 0, size = 0;
+      ASSERT_EQ(metart_comm_group(c, mask, &position, &size), METART_OK);
+      ASSERT_EQ(size, n);
+      for (int64_t dim : {0, 1}) {
+        HostTensor x({dim == 0 ? 2 * n : 2, dim == 1 ? 3 * n : 3}, METART_F64);
+        x.fillInput(0);
+        HostTensor y({2, 3}, METART_F64);
+        ASSERT_EQ(metart_all_slice(c, &x.t, &y.t, mask, dim), METART_OK)
+            << metart_context_last_error(c);
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 3; ++j) {
+            int64_t xi = dim == 0 ? position * 2 + i : i;
+            int64_t xj = dim == 1 ? position * 3 + j : j;
+            EXPECT_EQ(y.get(i * 3 + j), x.get(xi * x.shape[1] + xj))
+                << where(mesh, mask, METART_F64) << ", dim " << dim;
+          }
+      }
+    }
+  }
+}
+
+TEST(Collectives, ReduceScatterAlongEachDimension) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size(), position = 0;
+      ASSERT_EQ(metart_comm_group(c, mask, &position, nullptr), METART_OK);
+      for (int32_t dtype : {METART_F32, METART_F64})
+        for (int64_t dim : {0, 1})
+          for (int32_t reduction : {METART_REDUCE_SUM, METART_REDUCE_MAX}) {
+            std::vector<int64_t> xShape = {dim == 0 ? 2 * n : 2,
+                                           dim == 1 ? 3 * n : 3};
+            HostTensor x(xShape, dtype), y({2, 3}, dtype);
+            x.fillInput(metart_world_rank());
+            ASSERT_EQ(
+                metart_reduce_scatter(c, &x.t, &y.t, mask, dim, reduction),
+                METART_OK)
+                << metart_context_last_error(c);
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                int64_t xi = dim == 0 ? position * 2 + i : i;
+                int64_t xj = dim == 1 ? position * 3 + j : j;
+                int64_t e = xi * xShape[1] + xj;
+                double expected = reduction == METART_REDUCE_SUM ? 0 : -1e9;
+                for (int64_t r : group)
+                  expected = reduction == METART_REDUCE_SUM
+                                 ? expected + inputValue(r, e)
+                                 : std::max(expected, inputValue(r, e));
+                EXPECT_EQ(y.get(i * 3 + j), expected)
+                    << where(mesh, mask, dtype) << ", dim " << dim;
+              }
+          }
+    }
+  }
+}
+
+TEST(Collectives, BroadcastFromEveryRoot) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      for (int32_t dtype : {METART_F32, METART_F64, METART_I64})
+        for (int64_t root = 0; root < int64_t(group.size()); ++root) {
+          HostTensor x({4}, dtype), y({4}, dtype);
+          x.fillInput(metart_world_rank());
+          ASSERT_EQ(metart_broadcast(c, &x.t, &y.t, mask, root), METART_OK)
+              << metart_context_last_error(c);
+          for (int64_t i = 0; i < 4; ++i)
+            EXPECT_EQ(y.get(i), inputValue(group[root], i))
+                << where(mesh, mask, dtype) << ", root " << root;
+        }
+    }
+  }
+}
+
+TEST(Collectives, SendAndReceiveBetweenPairs) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 1; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size(), position = 0;
+      if (n % 2)
+        continue;
+      ASSERT_EQ(metart_comm_group(c, mask, &position, nullptr), METART_OK);
+      for (int32_t dtype : {METART_F32, METART_F64}) {
+        // Even positions send first, odd ones receive first: pairs (0, 1),
+        // (2, 3), ...
+        int64_t peer = position ^ 1;
+        HostTensor x({6}, dtype), y({6}, dtype);
+        x.fillInput(metart_world_rank());
+        for (int turn = 0; turn < 2; ++turn) {
+          if ((position % 2) == turn)
+            ASSERT_EQ(metart_send(c, &x.t, mask, peer), METART_OK)
+                << metart_context_last_error(c);
+          else
+            ASSERT_EQ(metart_recv(c, &y.t, mask, peer), METART_OK)
+                << metart_context_last_error(c);
+        }
+        for (int64_t i = 0; i < 6; ++i)
+          EXPECT_EQ(y.get(i), inputValue(group[peer], i))
+              << where(mesh, mask, dtype);
+      }
+    }
+  }
+}
+
+TEST(Collectives, MeshCoordinatesAreRowMajor) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    int64_t gotMesh[4], coords[4];
+    ASSERT_EQ(metart_comm_mesh(c, gotMesh, coords), METART_OK);
+    std::array<int64_t, 4> expected = coordsOf(mesh, metart_world_rank());
+    for (int axis = 0; axis < 4; ++axis) {
+      EXPECT_EQ(gotMesh[axis], mesh[axis]);
+      EXPECT_EQ(coords[axis], expected[axis]);
+    }
+    EXPECT_EQ(metart_barrier(c, 15), METART_OK);
+  }
+}
+
+} // namespace
