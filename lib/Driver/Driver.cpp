@@ -2,9 +2,11 @@
 
 #include "metac/Driver/Driver.h"
 
+#include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
 #include "metac/InitAll.h"
+#include "metac/Partition/Mesh.h"
 #include "metac/Pipelines/Pipelines.h"
 #include "metac/Runner/Runner.h"
 
@@ -24,9 +26,14 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <array>
+#include <cstdlib>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace metac;
@@ -48,6 +55,16 @@ struct Options {
                "expand, batched, autodiff, planned, partitioned, optimized, "
                "lowered, llvm, exe"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> mesh{
+      "mesh",
+      cl::desc("Device mesh overriding the spec's plan, e.g. task=4,data=2 "
+               "(axes task, data, tensor, pipeline)"),
+      cl::value_desc("axis=size,..."), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> rank{
+      "rank",
+      cl::desc("With --compile-to=partitioned or later: print the program "
+               "of this rank"),
+      cl::init(-1), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -87,12 +104,81 @@ struct Options {
       cl::init(0), cl::cat(runCategory)};
   cl::opt<bool> quiet{"quiet", cl::desc("No progress output"), cl::init(false),
                       cl::cat(runCategory)};
+  cl::opt<int64_t> np{"np",
+                      cl::desc("Launch this many processes with mpirun on "
+                               "this machine (default: as launched)"),
+                      cl::init(0), cl::cat(runCategory)};
 };
+
+/// `metac run --np N ...`: runs the same command as N processes under
+/// mpirun on this machine and returns its exit code.
+int launchWithMpirun(int argc, char **argv, int64_t np) {
+  if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    if (std::to_string(np) == size)
+      return -1; // already launched: go on as one of the ranks
+    llvm::errs() << "metac: error: --np " << np << " inside a job of " << size
+                 << " processes\n";
+    return 1;
+  }
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun) {
+    llvm::errs() << "metac: error: --np needs mpirun (install openmpi-bin)\n";
+    return 1;
+  }
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], nullptr);
+  std::string count = std::to_string(np);
+  SmallVector<StringRef> args{*mpirun, "-np", count, "--oversubscribe"};
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  args.push_back(self);
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+  std::string message;
+  int code = llvm::sys::ExecuteAndWait(*mpirun, args, std::nullopt, {}, 0, 0,
+                                       &message);
+  if (code < 0)
+    llvm::errs() << "metac: error: mpirun failed: " << message << "\n";
+  return code < 0 ? 1 : code;
+}
+
+/// Checks `--rank` against the mesh and says which rank the printed program
+/// is for. Task and data parallelism are SPMD: every rank runs the same
+/// program on its own slice of the task batch.
+LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
+                              raw_ostream &os) {
+  if (phase < Phase::Partitioned)
+    return emitError(module.getLoc(),
+                     "--rank needs --compile-to=partitioned or a later phase");
+  partition::MeshShape mesh;
+  module.walk([&](meta::TrainOp train) {
+    if (meta::PlanAttr plan = train.getPlanAttr())
+      mesh.sizes = {plan.getTask(), plan.getData(), plan.getTensor(),
+                    plan.getPipeline()};
+  });
+  if (rank >= mesh.numRanks())
+    return emitError(module.getLoc())
+           << "--rank " << rank << " is outside the mesh " << mesh.str() << " ("
+           << mesh.numRanks() << " ranks)";
+  os << "// rank " << rank << " of " << mesh.numRanks() << " (mesh "
+     << mesh.str() << "), coordinates";
+  int64_t rest = rank;
+  std::array<int64_t, partition::kNumMeshAxes> coordinates;
+  for (int axis = partition::kNumMeshAxes - 1; axis >= 0; --axis) {
+    coordinates[axis] = rest % mesh.sizes[axis];
+    rest /= mesh.sizes[axis];
+  }
+  for (unsigned axis = 0; axis < partition::kNumMeshAxes; ++axis)
+    os << (axis ? "," : " ") << partition::getMeshAxisName(axis) << "="
+       << coordinates[axis];
+  os << ": the same SPMD program as every rank, on its slice of the batch\n";
+  return success();
+}
 
 /// Parses and lowers the spec up to `phase`, printing the result to `os`.
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
                       Phase phase, raw_ostream &os, const RunOptions *run,
-                      StringRef executable) {
+                      StringRef executable, const PipelineOptions &pipeline,
+                      int64_t rank) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
@@ -113,12 +199,14 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   if (!module)
     return failure();
   PassManager pm(&context);
-  // Running and executables start from the autodiff phase's IR, which still
-  // describes the program; they lower a copy themselves.
+  // Running and executables start from the optimized phase's IR, which
+  // still describes the program; they lower a copy themselves.
   bool whole = run || phase == Phase::Exe;
   if (failed(applyPassManagerCLOptions(pm)) ||
-      failed(buildPipelineTo(pm, whole ? Phase::Autodiff : phase)) ||
+      failed(buildPipelineTo(pm, whole ? Phase::Optimized : phase, pipeline)) ||
       failed(pm.run(*module)))
+    return failure();
+  if (rank >= 0 && failed(printRankHeader(*module, phase, rank, os)))
     return failure();
   if (run)
     return runProgram(*module, *run, os);
@@ -213,6 +301,20 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
 
+  PipelineOptions pipeline;
+  if (!options.mesh.empty()) {
+    auto mesh = partition::parseMeshShape(options.mesh);
+    if (!mesh) {
+      llvm::errs() << "metac: error: " << llvm::toString(mesh.takeError())
+                   << "\n";
+      return 1;
+    }
+    pipeline.mesh = options.mesh;
+  }
+  if (run && options.np > 0)
+    if (int code = launchWithMpirun(argc, argv, options.np); code >= 0)
+      return code;
+
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(options.input, &error);
@@ -236,12 +338,14 @@ int metac::metacMain(int argc, char **argv) {
   if (options.verifyDiagnostics) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
     (void)compile(sourceMgr, context, *phase, resultStream,
-                  run ? &*run : nullptr, options.output);
+                  run ? &*run : nullptr, options.output, pipeline,
+                  options.rank);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    status = compile(sourceMgr, context, *phase, resultStream,
-                     run ? &*run : nullptr, options.output);
+    status =
+        compile(sourceMgr, context, *phase, resultStream, run ? &*run : nullptr,
+                options.output, pipeline, options.rank);
   }
   if (failed(status))
     return 1;

@@ -4,6 +4,7 @@
 
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
+#include "metac/Partition/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -25,9 +26,9 @@ constexpr PhaseInfo kPhases[] = {
     {metac::Phase::Expand, "expand", true},
     {metac::Phase::Batched, "batched", true},
     {metac::Phase::Autodiff, "autodiff", true},
-    {metac::Phase::Planned, "planned", false},
-    {metac::Phase::Partitioned, "partitioned", false},
-    {metac::Phase::Optimized, "optimized", false},
+    {metac::Phase::Planned, "planned", true},
+    {metac::Phase::Partitioned, "partitioned", true},
+    {metac::Phase::Optimized, "optimized", true},
     {metac::Phase::Lowered, "lowered", true},
     {metac::Phase::LLVM, "llvm", true},
     {metac::Phase::Exe, "exe", true},
@@ -58,7 +59,8 @@ std::optional<metac::Phase> metac::parsePhase(llvm::StringRef name) {
 
 bool metac::isPhaseImplemented(Phase phase) { return info(phase).implemented; }
 
-LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase) {
+LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
+                                     const PipelineOptions &options) {
   if (!isPhaseImplemented(phase))
     return failure();
   // The `meta` phase is MLIRGen's output: verification (which the pass
@@ -76,8 +78,18 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
-  // The planned, partitioned and optimized phases are the identity on one
-  // device until the distribution milestones fill them in.
+  // On one rank (no plan, no --mesh) planning and partitioning change
+  // nothing.
+  if (phase >= Phase::Planned) {
+    partition::MetaPlanOptions plan;
+    plan.mesh = options.mesh;
+    pm.addPass(partition::createMetaPlan(plan));
+  }
+  if (phase >= Phase::Partitioned) {
+    pm.addPass(partition::createMetaPartition());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   if (phase >= Phase::Lowered)
     pm.addPass(createConvertNNToRuntime());
   // `llvm` is the lowered module translated to LLVM IR (by the driver).

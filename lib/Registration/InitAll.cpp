@@ -6,6 +6,7 @@
 #include "metac/Dialect/Meta/IR/MetaDialect.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Dialect/NN/IR/NNDialect.h"
+#include "metac/Partition/Passes.h"
 #include "metac/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,6 +41,7 @@ void metac::registerAllPasses() {
   mlir::bufferization::registerBufferizationPasses();
   mlir::shard::registerShardPasses();
   meta::registerMetaPasses();
+  partition::registerPartitionPasses();
   registerConversionPasses();
   registerPhasePipelines();
 }

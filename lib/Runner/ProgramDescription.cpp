@@ -68,6 +68,12 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   d.metaBatch = train.getMetaBatch();
   d.iterations = train.getIterationsAttr().getInt();
   d.seed = train.getSeed();
+  // Only a partitioned program runs on a mesh; the plan alone (before the
+  // planned phase) describes the full batch.
+  if (train->hasAttr("meta.mesh"))
+    if (meta::PlanAttr plan = train.getPlanAttr())
+      d.mesh = {plan.getTask(), plan.getData(), plan.getTensor(),
+                plan.getPipeline()};
   meta::OptimizerStateLayout layout =
       meta::getOptimizerStateLayout(train.getOptimizer());
   d.statePerParam = layout.perParam;

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct ProgramDescription {
   std::vector<EvaluationDescription> evaluations;
   int64_t metaBatch = 0, iterations = 0;
   uint64_t seed = 0;
+  /// Mesh axes task, data, tensor, pipeline of a partitioned program (the
+  /// step then takes this rank's slice of the task batch).
+  std::array<int64_t, 4> mesh{1, 1, 1, 1};
 };
 
 /// Reads the description of the program of `module` (after the expand

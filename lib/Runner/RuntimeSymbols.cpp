@@ -2,6 +2,7 @@
 
 #include "RuntimeSymbols.h"
 
+#include "metart/comm.h"
 #include "metart/metart.h"
 
 using namespace metac;
@@ -9,6 +10,11 @@ using namespace metac;
 llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
   static const RuntimeSymbol symbols[] = {
       {"metart_adam_update", reinterpret_cast<void *>(&metart_adam_update)},
+      {"metart_all_gather", reinterpret_cast<void *>(&metart_all_gather)},
+      {"metart_all_reduce", reinterpret_cast<void *>(&metart_all_reduce)},
+      {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},
+      {"metart_reduce_scatter",
+       reinterpret_cast<void *>(&metart_reduce_scatter)},
       {"metart_copy_device", reinterpret_cast<void *>(&metart_copy_device)},
       {"metart_copy_to_device",
        reinterpret_cast<void *>(&metart_copy_to_device)},

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir {
 class OpPassManager;
@@ -47,9 +48,16 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 /// Whether this build can compile to `phase`.
 bool isPhaseImplemented(Phase phase);
 
+/// Choices that change what the phases produce.
+struct PipelineOptions {
+  /// A mesh overriding the spec's plan (`--mesh task=4,data=2`), or empty.
+  std::string mesh;
+};
+
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for
 /// `meta` itself beyond verification). Fails for phases not implemented yet.
-mlir::LogicalResult buildPipelineTo(mlir::OpPassManager &pm, Phase phase);
+mlir::LogicalResult buildPipelineTo(mlir::OpPassManager &pm, Phase phase,
+                                    const PipelineOptions &options = {});
 
 /// Registers one pass pipeline per implemented phase (`metac-to-<phase>`) for
 /// `metac-opt --pass-pipeline`.

@@ -8,6 +8,7 @@
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace metac {
@@ -45,6 +46,18 @@ std::optional<int64_t> binaryCode(Operation *op) {
       .Case([](nn::MulOp) { return 2; })
       .Case([](nn::DivOp) { return 3; })
       .Default([](Operation *) { return std::nullopt; });
+}
+
+int64_t axesMask(ArrayRef<shard::GridAxis> axes) {
+  int64_t mask = 0;
+  for (shard::GridAxis axis : axes)
+    mask |= int64_t(1) << axis;
+  return mask;
+}
+
+/// metart_reduction codes.
+int64_t reductionCode(shard::ReductionKind kind) {
+  return kind == shard::ReductionKind::Max ? 1 : 0;
 }
 
 int64_t byteSize(Type type) {
@@ -364,6 +377,37 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                 StringRef("metart_nn_cross_entropy_loss"),
                 args({ctx, operand(o.getLogits()), operand(o.getLabels()),
                       emit.i64(o.getBatchRank()), result(o)}));
+          })
+          // Collectives over the axes of the mesh (a bit mask, bit i for
+          // grid axis i); the runtime maps each mask to a communicator.
+          .Case([&](shard::AllReduceOp o) {
+            return std::make_pair(
+                StringRef("metart_all_reduce"),
+                args({ctx, operand(o.getInput()), result(o),
+                      emit.i32(axesMask(o.getGridAxes())),
+                      emit.i32(reductionCode(o.getReduction()))}));
+          })
+          .Case([&](shard::AllGatherOp o) {
+            return std::make_pair(
+                StringRef("metart_all_gather"),
+                args({ctx, operand(o.getInput()), result(o),
+                      emit.i32(axesMask(o.getGridAxes())),
+                      emit.i64(o.getGatherAxis().getSExtValue())}));
+          })
+          .Case([&](shard::AllSliceOp o) {
+            return std::make_pair(
+                StringRef("metart_all_slice"),
+                args({ctx, operand(o.getInput()), result(o),
+                      emit.i32(axesMask(o.getGridAxes())),
+                      emit.i64(o.getSliceAxis().getSExtValue())}));
+          })
+          .Case([&](shard::ReduceScatterOp o) {
+            return std::make_pair(
+                StringRef("metart_reduce_scatter"),
+                args({ctx, operand(o.getInput()), result(o),
+                      emit.i32(axesMask(o.getGridAxes())),
+                      emit.i64(o.getScatterAxis().getSExtValue()),
+                      emit.i32(reductionCode(o.getReduction()))}));
           })
           .Default(
               [](Operation *)

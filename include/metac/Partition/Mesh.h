@@ -1,0 +1,48 @@
+//===- Mesh.h - the four-axis device mesh ------------------------*- C++
+//-*-===//
+//
+// metac's mesh has four named axes, in this order: `task` (tasks of a
+// meta-batch), `data` (samples inside a task), `tensor` (hidden dimensions of
+// weights) and `pipeline` (layer stages). In IR it is an upstream
+// `shard.grid` of rank four whose axis i is the axis named here; ranks are
+// laid out row-major over it, as the runtime does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_PARTITION_MESH_H
+#define METAC_PARTITION_MESH_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace metac::partition {
+
+enum MeshAxis : unsigned { Task = 0, Data = 1, Tensor = 2, Pipeline = 3 };
+constexpr unsigned kNumMeshAxes = 4;
+
+/// `task`, `data`, `tensor` or `pipeline`.
+llvm::StringRef getMeshAxisName(unsigned axis);
+
+/// "task", "task+data", ... for a mask whose bit i is axis i.
+std::string getMeshAxesName(unsigned mask);
+
+struct MeshShape {
+  std::array<int64_t, kNumMeshAxes> sizes{1, 1, 1, 1};
+
+  int64_t numRanks() const;
+  bool isSingleRank() const { return numRanks() == 1; }
+  /// "task=4,data=2" (axes of size 1 left out; "task=1" for one rank).
+  std::string str() const;
+};
+
+/// Parses `--mesh` syntax: comma-separated `axis=size` with axis one of the
+/// four names, each at most once, sizes >= 1.
+llvm::Expected<MeshShape> parseMeshShape(llvm::StringRef text);
+
+} // namespace metac::partition
+
+#endif // METAC_PARTITION_MESH_H

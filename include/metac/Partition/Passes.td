@@ -1,0 +1,58 @@
+//===- Passes.td - planning and partitioning passes --------*- tablegen -*-===//
+
+#ifndef METAC_PARTITION_PASSES_TD
+#define METAC_PARTITION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
+  let summary = "Put the device mesh and the task batch's shardings into IR";
+  let description = [{
+    For each `meta.train` with a mesh (its `plan`, or the `mesh` option,
+    which overrides it), adds an upstream `shard.grid @<train>.mesh` of shape
+    `task x data x tensor x pipeline` and annotates the task batch of the
+    step and evaluation functions (their last four arguments, `[T, N, ...]`)
+    with `shard.shard`: dimension 0 split over the `task` axis (grid axis 0)
+    and dimension 1 over the `data` axis (grid axis 1). Parameters and
+    optimizer state are replicated; results are replicated by contract.
+
+    A mesh that does not divide the meta-batch or a task's sample counts is
+    reported at the train op, before anything runs. A single-rank mesh
+    leaves the module unchanged.
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", /*default=*/"",
+           "Mesh overriding the spec's plan, e.g. task=4,data=2">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def MetaPartition : Pass<"meta-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition annotated functions into per-rank SPMD programs";
+  let description = [{
+    Propagates the `shard.shard` annotations of each function forward
+    through its nn ops and rewrites it into the program every rank runs: each
+    value gets its per-rank type, and collectives are inserted where the
+    shardings require them.
+
+    A value is split (dimension d holds this rank's slice along a mesh axis),
+    replicated, or partial (every rank holds a summand of it along some
+    axes). Contractions and reductions over a split dimension give partial
+    results; linear ops (add, sub, scale, neg, transpose, reshape,
+    broadcast, reduce_sum, and products with one partial operand) keep them
+    partial; any other use first sums them with `shard.all_reduce`. Means
+    over split dimensions are scaled by local/global counts, so the
+    constants that autodiff folded in (1/N, 1/T) stay right. Results and
+    `meta.outer_step` take replicated operands: that is where the
+    meta-gradient all-reduce over `task` lands, while the `data` axis sums
+    every inner-loop gradient where the SGD update uses it. Replicated
+    values that meet split ones are sliced without communication
+    (`shard.all_slice`, folded into broadcasts and splat constants);
+    mismatched splits are gathered (`shard.all_gather`). Ops without a rule
+    run replicated on gathered operands, which is always correct.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::metac::nn::NNDialect"];
+}
+
+#endif // METAC_PARTITION_PASSES_TD

@@ -1,0 +1,405 @@
+//===- Partition.cpp - the partitioned phase: per-rank SPMD programs ------===//
+//
+// Walks each annotated function once, in order (the functions are
+// straight-line after autodiff), giving every value its per-rank type and
+// inserting upstream `shard` collectives where an op's rule needs its
+// operands distributed differently (ShardingRules.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sharding.h"
+
+#include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Partition/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <map>
+
+namespace metac::partition {
+#define GEN_PASS_DEF_METAPARTITION
+#include "metac/Partition/Passes.h.inc"
+} // namespace metac::partition
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::partition;
+
+namespace {
+
+SmallVector<shard::GridAxis> axesOf(unsigned mask) {
+  SmallVector<shard::GridAxis> axes;
+  for (unsigned axis = 0; axis < kNumMeshAxes; ++axis)
+    if (mask & (1u << axis))
+      axes.push_back(axis);
+  return axes;
+}
+
+class FunctionPartitioner {
+public:
+  FunctionPartitioner(func::FuncOp function, shard::GridOp grid)
+      : function(function), grid(grid), meshSizes(grid.getShape()) {}
+
+  LogicalResult run();
+
+private:
+  const Sharding &shardingOf(Value v);
+  RankedTensorType globalTypeOf(Value v);
+  FailureOr<RankedTensorType> localType(RankedTensorType global,
+                                        ArrayRef<int> dims, Location loc);
+  /// Records `v`'s distribution and gives it its per-rank type.
+  LogicalResult define(Value v, Sharding sharding);
+  /// Records a value created already in per-rank form.
+  void defineLocal(Value v, RankedTensorType global, Sharding sharding);
+
+  Value sum(OpBuilder &b, Value v);
+  FailureOr<Value> reshard(OpBuilder &b, Value v, ArrayRef<int> dims);
+  Value gather(OpBuilder &b, Value v, int64_t dim);
+  FailureOr<Value> slice(OpBuilder &b, Value v, ArrayRef<int> dims);
+
+  LogicalResult annotateArguments();
+  LogicalResult partition(Operation *op);
+
+  func::FuncOp function;
+  shard::GridOp grid;
+  ArrayRef<int64_t> meshSizes;
+  DenseMap<Value, Sharding> shardings;
+  DenseMap<Value, RankedTensorType> globalTypes;
+  DenseMap<Value, Value> summed;
+  std::map<std::pair<void *, SmallVector<int>>, Value> resharded;
+};
+
+const Sharding &FunctionPartitioner::shardingOf(Value v) {
+  auto it = shardings.find(v);
+  if (it != shardings.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return shardings[v] = Sharding::replicated(type ? type.getRank() : 0);
+}
+
+RankedTensorType FunctionPartitioner::globalTypeOf(Value v) {
+  auto it = globalTypes.find(v);
+  return it != globalTypes.end() ? it->second
+                                 : cast<RankedTensorType>(v.getType());
+}
+
+FailureOr<RankedTensorType>
+FunctionPartitioner::localType(RankedTensorType global, ArrayRef<int> dims,
+                               Location loc) {
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [d, axis] : llvm::enumerate(dims)) {
+    if (axis == kReplicated)
+      continue;
+    if (shape[d] % meshSizes[axis] != 0)
+      return emitError(loc) << "cannot split dimension " << d << " of "
+                            << global << " over the " << getMeshAxisName(axis)
+                            << " axis (" << meshSizes[axis] << " ranks)";
+    shape[d] /= meshSizes[axis];
+  }
+  return RankedTensorType::get(shape, global.getElementType(),
+                               global.getEncoding());
+}
+
+LogicalResult FunctionPartitioner::define(Value v, Sharding sharding) {
+  auto global = dyn_cast<RankedTensorType>(v.getType());
+  if (!global)
+    return success();
+  globalTypes[v] = global;
+  FailureOr<RankedTensorType> local =
+      localType(global, sharding.dims, v.getLoc());
+  if (failed(local))
+    return failure();
+  v.setType(*local);
+  shardings[v] = std::move(sharding);
+  return success();
+}
+
+void FunctionPartitioner::defineLocal(Value v, RankedTensorType global,
+                                      Sharding sharding) {
+  globalTypes[v] = global;
+  shardings[v] = std::move(sharding);
+}
+
+/// Sums pending partial sums, once per value.
+Value FunctionPartitioner::sum(OpBuilder &b, Value v) {
+  Sharding s = shardingOf(v);
+  if (!s.partial)
+    return v;
+  if (Value done = summed.lookup(v))
+    return done;
+  // Sum a broadcast's operand rather than its (larger) result: the reverse
+  // sweep broadcasts partial gradients of reductions over samples.
+  if (auto broadcast = v.getDefiningOp<nn::BroadcastOp>()) {
+    Value input = broadcast.getInput();
+    if (shardingOf(input).partial == s.partial) {
+      Value result =
+          nn::BroadcastOp::create(b, v.getLoc(), v.getType(), sum(b, input),
+                                  broadcast.getDimensionsAttr());
+      defineLocal(result, globalTypeOf(v), {s.dims, 0});
+      summed[v] = result;
+      return result;
+    }
+  }
+  auto reduce = shard::AllReduceOp::create(b, v.getLoc(), v.getType(),
+                                           grid.getSymName(), axesOf(s.partial),
+                                           v, shard::ReductionKind::Sum);
+  Value result = reduce.getResult();
+  defineLocal(result, globalTypeOf(v), {s.dims, 0});
+  summed[v] = result;
+  return result;
+}
+
+Value FunctionPartitioner::gather(OpBuilder &b, Value v, int64_t dim) {
+  Sharding s = shardingOf(v);
+  int axis = s.dims[dim];
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] *= meshSizes[axis];
+  auto gathered = shard::AllGatherOp::create(
+      b, v.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+      grid.getSymName(), ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, v,
+      APInt(64, dim));
+  s.dims[dim] = kReplicated;
+  defineLocal(gathered.getResult(), globalTypeOf(v), s);
+  return gathered.getResult();
+}
+
+/// Slices replicated dimensions of `v` to `dims`, without communication.
+/// Slices of splat constants, broadcasts and scalings are folded into new
+/// ones, so a replicated parameter broadcast over tasks becomes a broadcast
+/// to this rank's tasks.
+FailureOr<Value> FunctionPartitioner::slice(OpBuilder &b, Value v,
+                                            ArrayRef<int> dims) {
+  Sharding s = shardingOf(v);
+  RankedTensorType global = globalTypeOf(v);
+  Sharding target{SmallVector<int>(dims), s.partial};
+  FailureOr<RankedTensorType> local = localType(global, dims, v.getLoc());
+  if (failed(local))
+    return failure();
+  Operation *def = v.getDefiningOp();
+  Location loc = v.getLoc();
+  DenseElementsAttr splat;
+  if (def && matchPattern(def, m_Constant(&splat)) && splat.isSplat()) {
+    Value c = arith::ConstantOp::create(
+        b, loc, *local,
+        DenseElementsAttr::get(*local, splat.getSplatValue<Attribute>()));
+    defineLocal(c, global, target);
+    return c;
+  }
+  if (auto broadcast = dyn_cast_or_null<nn::BroadcastOp>(def)) {
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    Value input = broadcast.getInput();
+    SmallVector<int> inputDims = shardingOf(input).dims;
+    for (int64_t d = 0, source = 0; d < static_cast<int64_t>(dims.size()); ++d)
+      if (!llvm::is_contained(added, d))
+        inputDims[source++] = dims[d];
+    FailureOr<Value> sliced = reshard(b, input, inputDims);
+    if (failed(sliced))
+      return failure();
+    Value result = nn::BroadcastOp::create(b, loc, *local, *sliced,
+                                           broadcast.getDimensionsAttr());
+    defineLocal(result, global, target);
+    return result;
+  }
+  if (auto transpose = dyn_cast_or_null<nn::TransposeOp>(def)) {
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<int> inputDims(dims.size());
+    for (auto [d, source] : llvm::enumerate(permutation))
+      inputDims[source] = dims[d];
+    FailureOr<Value> sliced = reshard(b, transpose.getInput(), inputDims);
+    if (failed(sliced))
+      return failure();
+    Value result = nn::TransposeOp::create(b, loc, *local, *sliced,
+                                           transpose.getPermutationAttr());
+    defineLocal(result, global, target);
+    return result;
+  }
+  if (isa_and_nonnull<nn::ScaleOp, nn::NegOp>(def)) {
+    FailureOr<Value> sliced = reshard(b, def->getOperand(0), dims);
+    if (failed(sliced))
+      return failure();
+    Operation *clone = b.clone(*def);
+    clone->setOperand(0, *sliced);
+    clone->getResult(0).setType(*local);
+    defineLocal(clone->getResult(0), global, target);
+    return clone->getResult(0);
+  }
+  Value current = v;
+  SmallVector<int> currentDims = s.dims;
+  for (auto [d, axis] : llvm::enumerate(dims)) {
+    if (axis == kReplicated || currentDims[d] == axis)
+      continue;
+    currentDims[d] = axis;
+    FailureOr<RankedTensorType> type = localType(global, currentDims, loc);
+    if (failed(type))
+      return failure();
+    current = shard::AllSliceOp::create(
+        b, loc, *type, current, grid.getSymName(),
+        ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, d);
+    defineLocal(current, global, {currentDims, s.partial});
+  }
+  return current;
+}
+
+/// Brings `v` to the distribution `dims`: gathers dimensions split
+/// differently, then slices. Partial sums are carried along.
+FailureOr<Value> FunctionPartitioner::reshard(OpBuilder &b, Value v,
+                                              ArrayRef<int> dims) {
+  if (!isa<RankedTensorType>(v.getType()))
+    return v;
+  const Sharding &s = shardingOf(v);
+  if (ArrayRef<int>(s.dims) == dims)
+    return v;
+  auto key = std::make_pair(v.getAsOpaquePointer(), SmallVector<int>(dims));
+  if (auto it = resharded.find(key); it != resharded.end())
+    return it->second;
+  Value current = v;
+  for (int64_t d = 0, e = dims.size(); d < e; ++d) {
+    int axis = shardingOf(current).dims[d];
+    if (axis != kReplicated && axis != dims[d])
+      current = gather(b, current, d);
+  }
+  if (ArrayRef<int>(shardingOf(current).dims) != dims) {
+    FailureOr<Value> sliced = slice(b, current, dims);
+    if (failed(sliced))
+      return failure();
+    current = *sliced;
+  }
+  resharded[key] = current;
+  return current;
+}
+
+LogicalResult FunctionPartitioner::annotateArguments() {
+  Block &entry = function.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (failed(
+            define(arg, Sharding::replicated(
+                            cast<RankedTensorType>(arg.getType()).getRank()))))
+      return failure();
+  for (auto annotation :
+       llvm::make_early_inc_range(entry.getOps<shard::ShardOp>())) {
+    auto arg = dyn_cast<BlockArgument>(annotation.getSrc());
+    auto sharding = annotation.getSharding().getDefiningOp<shard::ShardingOp>();
+    if (!arg || !sharding || annotation.getAnnotateForUsers())
+      return annotation.emitOpError(
+          "partitioning takes shardings of function arguments only");
+    if (sharding.getGrid() != grid.getSymName())
+      return annotation.emitOpError("uses a grid other than ")
+             << grid.getSymName();
+    Sharding s = Sharding::replicated(globalTypeOf(arg).getRank());
+    for (auto [d, axes] : llvm::enumerate(sharding.getSplitAxes())) {
+      if (axes.size() > 1)
+        return annotation.emitOpError(
+            "splits one dimension over several axes, which is not supported");
+      if (axes.size() == 1)
+        s.dims[d] = axes.asArrayRef()[0];
+    }
+    arg.setType(globalTypeOf(arg));
+    if (failed(define(arg, s)))
+      return failure();
+    annotation.getResult().replaceAllUsesWith(arg);
+    annotation.erase();
+  }
+  for (auto sharding :
+       llvm::make_early_inc_range(entry.getOps<shard::ShardingOp>()))
+    if (sharding->use_empty())
+      sharding.erase();
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partition(Operation *op) {
+  if (op->getNumRegions() != 0)
+    return op->emitOpError(
+        "has regions, which partitioning does not support yet");
+  OpBuilder b(op);
+  auto sharding = [&](Value v) -> const Sharding & { return shardingOf(v); };
+  auto globalType = [&](Value v) { return globalTypeOf(v); };
+  RuleContext ctx{meshSizes, sharding, globalType};
+  OpPlan plan = planOp(op, ctx);
+  for (auto [operand, target] : llvm::zip(op->getOpOperands(), plan.operands)) {
+    Value v = operand.get();
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    if (!target.keepPartial)
+      v = sum(b, v);
+    FailureOr<Value> ready = reshard(b, v, target.dims);
+    if (failed(ready))
+      return failure();
+    operand.set(*ready);
+  }
+  if (isa<func::ReturnOp>(op))
+    return success();
+  for (auto [result, sharding] : llvm::zip(op->getResults(), plan.results))
+    if (failed(define(result, sharding)))
+      return failure();
+  if (plan.resultScale != 1.0) {
+    Value result = op->getResult(0);
+    b.setInsertionPointAfter(op);
+    auto scaled = nn::ScaleOp::create(b, op->getLoc(), result,
+                                      b.getF64FloatAttr(plan.resultScale));
+    result.replaceAllUsesExcept(scaled.getResult(), scaled);
+    defineLocal(scaled.getResult(), globalTypeOf(result), shardingOf(result));
+  }
+  return success();
+}
+
+LogicalResult FunctionPartitioner::run() {
+  if (!function.getBody().hasOneBlock())
+    return function.emitOpError(
+        "has control flow, which partitioning does not support yet");
+  if (failed(annotateArguments()))
+    return failure();
+  Block &entry = function.getBody().front();
+  // Only the original ops: those partitioning creates are per-rank already.
+  SmallVector<Operation *> original =
+      llvm::map_to_vector(entry, [](Operation &op) { return &op; });
+  for (Operation *op : original)
+    if (failed(partition(op)))
+      return failure();
+  function.setFunctionType(
+      FunctionType::get(function.getContext(), entry.getArgumentTypes(),
+                        entry.getTerminator()->getOperandTypes()));
+  // Values whose every use was resharded (broadcasts folded into smaller
+  // ones) are dead now.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  return success();
+}
+
+/// The grid a function's annotations use, if it has any.
+shard::GridOp gridOf(func::FuncOp function, SymbolTable &symbols) {
+  shard::GridOp grid;
+  function.walk([&](shard::ShardingOp sharding) {
+    grid = symbols.lookup<shard::GridOp>(sharding.getGrid());
+  });
+  return grid;
+}
+
+struct MetaPartitionPass
+    : public metac::partition::impl::MetaPartitionBase<MetaPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto function : module.getOps<func::FuncOp>()) {
+      shard::GridOp grid = gridOf(function, symbols);
+      if (!grid)
+        continue;
+      if (grid.getShape().size() != kNumMeshAxes) {
+        grid.emitOpError("is not a metac mesh (task x data x tensor x "
+                         "pipeline)");
+        return signalPassFailure();
+      }
+      if (failed(FunctionPartitioner(function, grid).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

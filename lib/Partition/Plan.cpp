@@ -1,0 +1,153 @@
+//===- Plan.cpp - the planned phase: a mesh and the task batch's shardings ===//
+//
+// The plan is explicit for now (the spec's `parallel { mesh = ... }` or
+// `--mesh`); the cost-model planner will choose it for `auto`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metac/Partition/Passes.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Partition/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace metac::partition {
+#define GEN_PASS_DEF_METAPLAN
+#include "metac/Partition/Passes.h.inc"
+} // namespace metac::partition
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::partition;
+
+namespace {
+
+/// The step and evaluation functions end with the task batch: support
+/// inputs, support targets, query inputs, query targets, each [T, N, ...].
+constexpr unsigned kBatchArguments = 4;
+
+SmallVector<func::FuncOp> compiledFunctions(meta::TrainOp train,
+                                            SymbolTable &symbols) {
+  SmallVector<func::FuncOp> functions;
+  if (auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step"))
+    functions.push_back(symbols.lookup<func::FuncOp>(step.getValue()));
+  if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
+    for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
+      functions.push_back(symbols.lookup<func::FuncOp>(eval.getValue()));
+  return functions;
+}
+
+/// Reports why `mesh` cannot split the batch of `function`, if it cannot.
+LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
+                           const MeshShape &mesh, StringRef origin) {
+  if (!function || function.getNumArguments() < kBatchArguments)
+    return train.emitOpError("has no compiled step or evaluation function to "
+                             "partition (run the expand phase first)");
+  for (BlockArgument arg : function.getArguments().take_back(kBatchArguments)) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    const char *what[] = {"tasks per meta-batch", "samples per task"};
+    for (unsigned axis : {MeshAxis::Task, MeshAxis::Data}) {
+      int64_t size = mesh.sizes[axis];
+      if (size == 1)
+        continue;
+      if (type.getRank() <= axis || type.getDimSize(axis) % size != 0)
+        return train.emitError()
+               << "mesh " << mesh.str() << " (" << origin << ") does not fit '"
+               << train.getSymName() << "': the " << getMeshAxisName(axis)
+               << " axis (" << size << ") does not divide the " << what[axis]
+               << " (" << (type.getRank() > axis ? type.getDimSize(axis) : 1)
+               << ") of '" << function.getSymName() << "'";
+    }
+  }
+  return success();
+}
+
+void annotateBatch(func::FuncOp function, shard::GridOp grid,
+                   const MeshShape &mesh) {
+  Block &entry = function.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = function.getLoc();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<shard::GridAxesAttr> splitAxes;
+  for (unsigned axis : {MeshAxis::Task, MeshAxis::Data})
+    splitAxes.push_back(shard::GridAxesAttr::get(
+        ctx, mesh.sizes[axis] > 1 ? ArrayRef<int16_t>{int16_t(axis)}
+                                  : ArrayRef<int16_t>{}));
+  auto sharding =
+      shard::ShardingOp::create(b, loc, FlatSymbolRefAttr::get(grid), splitAxes,
+                                ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
+  for (BlockArgument arg : function.getArguments().take_back(kBatchArguments)) {
+    auto annotated = shard::ShardOp::create(b, loc, arg.getType(), arg,
+                                            sharding.getResult(), false);
+    arg.replaceAllUsesExcept(annotated.getResult(), annotated);
+  }
+}
+
+struct MetaPlanPass
+    : public metac::partition::impl::MetaPlanBase<MetaPlanPass> {
+  using MetaPlanBase::MetaPlanBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    std::optional<MeshShape> override;
+    if (!mesh.empty()) {
+      auto parsed = parseMeshShape(mesh);
+      if (!parsed) {
+        module.emitError() << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      override = *parsed;
+    }
+    for (auto train : llvm::to_vector(module.getOps<meta::TrainOp>()))
+      if (failed(plan(train, override, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult plan(meta::TrainOp train, std::optional<MeshShape> override,
+                     SymbolTable &symbols) {
+    meta::PlanAttr plan = train.getPlanAttr();
+    MeshShape shape;
+    if (override)
+      shape = *override;
+    else if (plan)
+      shape.sizes = {plan.getTask(), plan.getData(), plan.getTensor(),
+                     plan.getPipeline()};
+    StringRef origin = override ? "from --mesh" : "from the spec";
+    if (shape.isSingleRank())
+      return success();
+    if (shape.sizes[MeshAxis::Tensor] > 1 ||
+        shape.sizes[MeshAxis::Pipeline] > 1)
+      return train.emitError()
+             << "mesh " << shape.str() << " (" << origin
+             << "): the tensor and pipeline axes are not supported yet; use "
+                "task and data";
+
+    SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);
+    if (functions.empty())
+      return train.emitOpError("has no compiled step function to partition "
+                               "(run the expand phase first)");
+    for (func::FuncOp function : functions)
+      if (failed(checkDivides(train, function, shape, origin)))
+        return failure();
+
+    OpBuilder b(train);
+    auto grid = shard::GridOp::create(b, train.getLoc(),
+                                      (train.getSymName() + ".mesh").str(),
+                                      b.getDenseI64ArrayAttr(shape.sizes));
+    symbols.insert(grid);
+    train.setPlanAttr(meta::PlanAttr::get(
+        b.getContext(), shape.sizes[0], shape.sizes[1], shape.sizes[2],
+        shape.sizes[3], plan ? plan.getMicroBatches() : 1,
+        plan ? plan.getSchedule() : meta::PipelineSchedule::GPipe));
+    train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
+    for (func::FuncOp function : functions)
+      annotateBatch(function, grid, shape);
+    return success();
+  }
+};
+
+} // namespace

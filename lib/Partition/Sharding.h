@@ -1,0 +1,68 @@
+//===- Sharding.h - how a value is distributed over the mesh ----*- C++ -*-===//
+
+#ifndef METAC_LIB_PARTITION_SHARDING_H
+#define METAC_LIB_PARTITION_SHARDING_H
+
+#include "metac/Partition/Mesh.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace metac::partition {
+
+/// A dimension not split over any mesh axis.
+constexpr int kReplicated = -1;
+
+/// A value's distribution: dimension d holds this rank's slice along mesh
+/// axis dims[d] (or all of it), and over the axes of `partial` every rank
+/// holds a summand of the value. An axis splits at most one dimension and is
+/// never both splitting and partial.
+struct Sharding {
+  llvm::SmallVector<int> dims;
+  unsigned partial = 0;
+
+  static Sharding replicated(int64_t rank) {
+    return {llvm::SmallVector<int>(rank, kReplicated), 0};
+  }
+  /// Mask of the axes that split some dimension.
+  unsigned splitMask() const;
+  bool operator==(const Sharding &other) const {
+    return dims == other.dims && partial == other.partial;
+  }
+};
+
+unsigned splitMask(llvm::ArrayRef<int> dims);
+
+/// What an op needs of its operands and gives its results: each tensor
+/// operand is resharded to `dims` (summed first unless `keepPartial`), and
+/// each result is distributed as given; a result of a mean over split
+/// dimensions is then multiplied by `resultScale` (local / global count).
+struct OperandTarget {
+  llvm::SmallVector<int> dims;
+  bool keepPartial = false;
+};
+struct OpPlan {
+  llvm::SmallVector<OperandTarget> operands;
+  llvm::SmallVector<Sharding> results;
+  double resultScale = 1.0;
+};
+
+/// The sharding facts a rule reads.
+struct RuleContext {
+  llvm::ArrayRef<int64_t> meshSizes;
+  /// Current sharding and global type of an operand.
+  llvm::function_ref<const Sharding &(mlir::Value)> shardingOf;
+  llvm::function_ref<mlir::RankedTensorType(mlir::Value)> globalTypeOf;
+};
+
+/// The plan for `op` from its operands' shardings: a precise rule for the
+/// nn ops that have one, else every operand gathered and summed and the
+/// results replicated (always correct).
+OpPlan planOp(mlir::Operation *op, const RuleContext &ctx);
+
+} // namespace metac::partition
+
+#endif // METAC_LIB_PARTITION_SHARDING_H

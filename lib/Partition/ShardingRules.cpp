@@ -1,0 +1,367 @@
+//===- ShardingRules.cpp - how each nn op propagates shardings ------------===//
+//
+// One rule per op family: which distribution each operand must have, which
+// one the results get, and where partial sums may stay pending. Rules are
+// exact or they fall back to replicated computation; a rule never claims a
+// partial result it cannot justify, since a wrong claim would be summed
+// twice later.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sharding.h"
+
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::partition;
+
+unsigned metac::partition::splitMask(ArrayRef<int> dims) {
+  unsigned mask = 0;
+  for (int axis : dims)
+    if (axis != kReplicated)
+      mask |= 1u << axis;
+  return mask;
+}
+
+unsigned Sharding::splitMask() const { return partition::splitMask(dims); }
+
+namespace {
+
+bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+/// The more distributed of two shardings of the same dimension.
+int join(int a, int b) { return a != kReplicated ? a : b; }
+
+/// Drops repeated axes (an axis splits one dimension at most), keeping the
+/// first, and axes in `taken`.
+void dedupe(MutableArrayRef<int> dims, unsigned taken = 0) {
+  for (int &axis : dims) {
+    if (axis == kReplicated)
+      continue;
+    if (taken & (1u << axis))
+      axis = kReplicated;
+    else
+      taken |= 1u << axis;
+  }
+}
+
+double meanScale(ArrayRef<int> reducedAxes, ArrayRef<int64_t> meshSizes) {
+  double scale = 1.0;
+  for (int axis : reducedAxes)
+    if (axis != kReplicated)
+      scale /= static_cast<double>(meshSizes[axis]);
+  return scale;
+}
+
+/// Every operand gathered and summed, every result replicated.
+OpPlan replicatedPlan(Operation *op, const RuleContext &ctx) {
+  OpPlan plan;
+  for (Value operand : op->getOperands()) {
+    int64_t rank = isTensor(operand) ? ctx.globalTypeOf(operand).getRank() : 0;
+    plan.operands.push_back({SmallVector<int>(rank, kReplicated), false});
+  }
+  for (Value result : op->getResults())
+    plan.results.push_back(Sharding::replicated(
+        isTensor(result) ? cast<RankedTensorType>(result.getType()).getRank()
+                         : 0));
+  return plan;
+}
+
+OpPlan unaryPlan(Value x, bool linear, const RuleContext &ctx) {
+  const Sharding &s = ctx.shardingOf(x);
+  OpPlan plan;
+  plan.operands.push_back({s.dims, linear});
+  plan.results.push_back({s.dims, linear ? s.partial : 0});
+  return plan;
+}
+
+/// Elementwise binary ops. add/sub stay partial when both sides are
+/// partial over the same axes; mul when one side is partial and the other
+/// is not distributed over those axes; div only in the numerator.
+OpPlan binaryPlan(Operation *op, const RuleContext &ctx) {
+  const Sharding &l = ctx.shardingOf(op->getOperand(0));
+  const Sharding &r = ctx.shardingOf(op->getOperand(1));
+  SmallVector<int> dims;
+  for (auto [a, b] : llvm::zip(l.dims, r.dims))
+    dims.push_back(join(a, b));
+  dedupe(dims);
+  unsigned split = splitMask(dims);
+  bool keepL = false, keepR = false;
+  unsigned partial = 0;
+  if (isa<nn::AddOp, nn::SubOp>(op)) {
+    if (l.partial && l.partial == r.partial && !(l.partial & split)) {
+      keepL = keepR = true;
+      partial = l.partial;
+    }
+  } else if (isa<nn::MulOp, nn::DivOp>(op)) {
+    if (l.partial && !r.partial && !(l.partial & split)) {
+      keepL = true;
+      partial = l.partial;
+    } else if (isa<nn::MulOp>(op) && r.partial && !l.partial &&
+               !(r.partial & split)) {
+      keepR = true;
+      partial = r.partial;
+    }
+  }
+  OpPlan plan;
+  plan.operands = {{dims, keepL}, {dims, keepR}};
+  plan.results.push_back({dims, partial});
+  return plan;
+}
+
+/// A product with one operand partial stays partial when nothing else in it
+/// is distributed over those axes.
+void bilinearPartial(OpPlan &plan, unsigned lhsPartial, unsigned rhsPartial,
+                     unsigned otherAxes) {
+  if (lhsPartial && !rhsPartial && !(lhsPartial & otherAxes)) {
+    plan.operands[0].keepPartial = true;
+    plan.results[0].partial |= lhsPartial;
+  } else if (rhsPartial && !lhsPartial && !(rhsPartial & otherAxes)) {
+    plan.operands[1].keepPartial = true;
+    plan.results[0].partial |= rhsPartial;
+  }
+}
+
+/// x [B..., in] . W [P..., out, in]^T (+ b [P..., out]): W's leading
+/// dimensions follow x's; a contraction split alike on both sides gives a
+/// partial result (without bias, which would be added on every rank).
+OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
+  const Sharding &x = ctx.shardingOf(op.getInput());
+  const Sharding &w = ctx.shardingOf(op.getWeight());
+  SmallVector<int> tx = x.dims, tw = w.dims;
+  int64_t nx = tx.size(), np = tw.size() - 2;
+  for (int64_t i = 0; i < np; ++i)
+    tx[i] = tw[i] = join(tx[i], tw[i]);
+  dedupe(MutableArrayRef<int>(tx).drop_back());
+  for (int64_t i = 0; i < np; ++i)
+    tw[i] = tx[i];
+  int &xin = tx[nx - 1], &win = tw[np + 1];
+  unsigned contraction = 0;
+  if (xin != kReplicated && xin == win && !op.getBias())
+    contraction = 1u << xin;
+  else
+    xin = win = kReplicated;
+  unsigned batchAxes = splitMask(ArrayRef<int>(tx).drop_back());
+  int &out = tw[np];
+  if (out != kReplicated && ((batchAxes | contraction) & (1u << out)))
+    out = kReplicated;
+
+  OpPlan plan;
+  SmallVector<int> result(ArrayRef<int>(tx).drop_back());
+  result.push_back(out);
+  plan.operands = {{tx, false}, {tw, false}};
+  if (op.getBias()) {
+    SmallVector<int> tb(ArrayRef<int>(tw).take_front(np));
+    tb.push_back(out);
+    plan.operands.push_back({tb, false});
+  }
+  plan.results.push_back({result, contraction});
+  if (!op.getBias())
+    bilinearPartial(plan, x.partial, w.partial,
+                    splitMask(tx) | splitMask(tw) | contraction);
+  return plan;
+}
+
+/// lhs [B..., m, k] . rhs [B..., k, n] (either read transposed).
+OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
+  const Sharding &l = ctx.shardingOf(op.getLhs());
+  const Sharding &r = ctx.shardingOf(op.getRhs());
+  SmallVector<int> tl = l.dims, tr = r.dims;
+  int64_t nb = tl.size() - 2;
+  for (int64_t i = 0; i < nb; ++i)
+    tl[i] = tr[i] = join(tl[i], tr[i]);
+  dedupe(MutableArrayRef<int>(tl).take_front(nb));
+  for (int64_t i = 0; i < nb; ++i)
+    tr[i] = tl[i];
+  bool tlhs = op.getTransposeLhs(), trhs = op.getTransposeRhs();
+  int &lm = tl[tlhs ? nb + 1 : nb], &lk = tl[tlhs ? nb : nb + 1];
+  int &rk = tr[trhs ? nb + 1 : nb], &rn = tr[trhs ? nb : nb + 1];
+  unsigned batchAxes = splitMask(ArrayRef<int>(tl).take_front(nb));
+  // A contraction split on one side only is sliced on the other (free).
+  int k = join(lk, rk);
+  if ((lk != kReplicated && rk != kReplicated && lk != rk) ||
+      (k != kReplicated && (batchAxes & (1u << k))))
+    k = kReplicated;
+  lk = rk = k;
+  unsigned contraction = k == kReplicated ? 0 : 1u << k;
+  if (lm != kReplicated && ((batchAxes | contraction) & (1u << lm)))
+    lm = kReplicated;
+  unsigned taken = batchAxes | contraction | (lm == kReplicated ? 0 : 1u << lm);
+  if (rn != kReplicated && (taken & (1u << rn)))
+    rn = kReplicated;
+
+  OpPlan plan;
+  SmallVector<int> result(ArrayRef<int>(tl).take_front(nb));
+  result.push_back(lm);
+  result.push_back(rn);
+  plan.operands = {{tl, false}, {tr, false}};
+  plan.results.push_back({result, contraction});
+  bilinearPartial(plan, l.partial, r.partial,
+                  splitMask(tl) | splitMask(tr) | contraction);
+  return plan;
+}
+
+OpPlan broadcastPlan(nn::BroadcastOp op, const RuleContext &ctx) {
+  const Sharding &x = ctx.shardingOf(op.getInput());
+  int64_t rank = cast<RankedTensorType>(op.getType()).getRank();
+  SmallVector<int> result(rank, kReplicated);
+  ArrayRef<int64_t> added = op.getDimensions();
+  for (int64_t d = 0, source = 0; d < rank; ++d)
+    if (!llvm::is_contained(added, d))
+      result[d] = x.dims[source++];
+  OpPlan plan;
+  plan.operands.push_back({x.dims, true});
+  plan.results.push_back({result, x.partial});
+  return plan;
+}
+
+/// Sums over split dimensions are partial; means are sums scaled by
+/// local/global counts.
+OpPlan reducePlan(Operation *op, ArrayRef<int64_t> reduced, bool mean,
+                  const RuleContext &ctx) {
+  const Sharding &x = ctx.shardingOf(op->getOperand(0));
+  SmallVector<int> result, reducedAxes;
+  for (auto [d, axis] : llvm::enumerate(x.dims)) {
+    if (llvm::is_contained(reduced, static_cast<int64_t>(d)))
+      reducedAxes.push_back(axis);
+    else
+      result.push_back(axis);
+  }
+  OpPlan plan;
+  plan.operands.push_back({x.dims, true});
+  plan.results.push_back({result, x.partial | splitMask(reducedAxes)});
+  if (mean)
+    plan.resultScale = meanScale(reducedAxes, ctx.meshSizes);
+  return plan;
+}
+
+OpPlan transposePlan(nn::TransposeOp op, const RuleContext &ctx) {
+  const Sharding &x = ctx.shardingOf(op.getInput());
+  SmallVector<int> result;
+  for (int64_t source : op.getPermutation())
+    result.push_back(x.dims[source]);
+  OpPlan plan;
+  plan.operands.push_back({x.dims, true});
+  plan.results.push_back({result, x.partial});
+  return plan;
+}
+
+/// A split dimension survives a reshape when it is a dimension of the
+/// result too, at the same flat offset (same prefix product); others are
+/// gathered first.
+OpPlan reshapePlan(nn::ReshapeOp op, const RuleContext &ctx) {
+  const Sharding &x = ctx.shardingOf(op.getInput());
+  ArrayRef<int64_t> in = ctx.globalTypeOf(op.getInput()).getShape();
+  ArrayRef<int64_t> out = cast<RankedTensorType>(op.getType()).getShape();
+  SmallVector<int> source = x.dims, result(out.size(), kReplicated);
+  for (auto [d, axis] : llvm::enumerate(source)) {
+    if (axis == kReplicated)
+      continue;
+    int64_t prefixIn = 1;
+    for (int64_t i = 0; i < static_cast<int64_t>(d); ++i)
+      prefixIn *= in[i];
+    int64_t prefixOut = 1;
+    bool kept = false;
+    for (int64_t e = 0; e < static_cast<int64_t>(out.size());
+         prefixOut *= out[e], ++e) {
+      if (prefixOut == prefixIn && out[e] == in[d]) {
+        result[e] = axis;
+        kept = true;
+        break;
+      }
+    }
+    if (!kept)
+      axis = kReplicated;
+  }
+  OpPlan plan;
+  plan.operands.push_back({source, true});
+  plan.results.push_back({result, x.partial});
+  return plan;
+}
+
+/// Losses are means over the sample positions after `batchRank`: split
+/// sample dimensions give partial, rescaled losses.
+OpPlan lossPlan(Operation *op, int64_t batchRank, int64_t jointRank,
+                const RuleContext &ctx) {
+  const Sharding &a = ctx.shardingOf(op->getOperand(0));
+  const Sharding &b = ctx.shardingOf(op->getOperand(1));
+  SmallVector<int> joint;
+  for (int64_t d = 0; d < jointRank; ++d)
+    joint.push_back(join(a.dims[d], b.dims[d]));
+  dedupe(joint);
+  SmallVector<int> ta = joint, tb = joint;
+  // Class scores (cross-entropy's last dimension) stay whole.
+  for (int64_t d = jointRank; d < static_cast<int64_t>(a.dims.size()); ++d)
+    ta.push_back(kReplicated);
+  OpPlan plan;
+  plan.operands = {{ta, false}, {tb, false}};
+  ArrayRef<int> sampleAxes = ArrayRef<int>(joint).drop_front(batchRank);
+  plan.results.push_back(
+      {SmallVector<int>(ArrayRef<int>(joint).take_front(batchRank)),
+       splitMask(sampleAxes)});
+  plan.resultScale = meanScale(sampleAxes, ctx.meshSizes);
+  return plan;
+}
+
+OpPlan softmaxPlan(Operation *op, int64_t axis, const RuleContext &ctx) {
+  SmallVector<int> dims = ctx.shardingOf(op->getOperand(0)).dims;
+  dims[axis] = kReplicated;
+  OpPlan plan;
+  plan.operands.push_back({dims, false});
+  plan.results.push_back({dims, 0});
+  return plan;
+}
+
+OpPlan oneHotPlan(nn::OneHotOp op, const RuleContext &ctx) {
+  SmallVector<int> dims = ctx.shardingOf(op.getLabels()).dims;
+  OpPlan plan;
+  plan.operands.push_back({dims, false});
+  dims.push_back(kReplicated);
+  plan.results.push_back({dims, 0});
+  return plan;
+}
+
+} // namespace
+
+OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
+  return llvm::TypeSwitch<Operation *, OpPlan>(op)
+      .Case<nn::NegOp, nn::ScaleOp, nn::StopGradientOp>([&](Operation *op) {
+        return unaryPlan(op->getOperand(0), true, ctx);
+      })
+      .Case<nn::ExpOp, nn::LogOp, nn::SqrtOp, nn::RsqrtOp, nn::ErfOp,
+            nn::ReluOp, nn::StepOp, nn::TanhOp, nn::SigmoidOp, nn::GeluOp>(
+          [&](Operation *op) {
+            return unaryPlan(op->getOperand(0), false, ctx);
+          })
+      .Case<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(
+          [&](Operation *op) { return binaryPlan(op, ctx); })
+      .Case([&](nn::LinearOp op) { return linearPlan(op, ctx); })
+      .Case([&](nn::MatmulOp op) { return matmulPlan(op, ctx); })
+      .Case([&](nn::BroadcastOp op) { return broadcastPlan(op, ctx); })
+      .Case([&](nn::ReduceSumOp op) {
+        return reducePlan(op, op.getDimensions(), false, ctx);
+      })
+      .Case([&](nn::ReduceMeanOp op) {
+        return reducePlan(op, op.getDimensions(), true, ctx);
+      })
+      .Case([&](nn::TransposeOp op) { return transposePlan(op, ctx); })
+      .Case([&](nn::ReshapeOp op) { return reshapePlan(op, ctx); })
+      .Case([&](nn::MSELossOp op) {
+        int64_t rank = ctx.globalTypeOf(op.getPrediction()).getRank();
+        return lossPlan(op, op.getBatchRank(), rank, ctx);
+      })
+      .Case([&](nn::CrossEntropyLossOp op) {
+        int64_t rank = ctx.globalTypeOf(op.getLabels()).getRank();
+        return lossPlan(op, op.getBatchRank(), rank, ctx);
+      })
+      .Case<nn::SoftmaxOp, nn::LogSoftmaxOp>([&](Operation *op) {
+        return softmaxPlan(op, op->getAttrOfType<IntegerAttr>("axis").getInt(),
+                           ctx);
+      })
+      .Case([&](nn::OneHotOp op) { return oneHotPlan(op, ctx); })
+      .Default([&](Operation *op) { return replicatedPlan(op, ctx); });
+}
