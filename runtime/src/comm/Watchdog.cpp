@@ -4,8 +4,9 @@
 // World.cpp) and the start time of the collective in flight; the SIGTERM
 // handler only wakes it through a pipe, since a handler can do little
 // safely. Whatever it finds, it prints one line and ends the process with
-// _exit: the trainer's files are written to a temporary and renamed, so an
-// abrupt end leaves them loadable.
+// _exit, after noting which rank it lost (see notePath): the trainer's files
+// are written to a temporary and renamed, so an abrupt end leaves them
+// loadable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,18 +63,65 @@ bool alive(int pid) {
   return state != 'Z' && state != 'X';
 }
 
-/// The first peer on this host that is gone, or -1.
+/// Where rank `rank` notes, before it stops, which rank it lost: a rank
+/// that stops because of another is gone too, and the others must name the
+/// first one. In the launcher's session directory of the job, which it
+/// removes at the end, else per job (rank 0's pid) in /dev/shm.
+std::string notePath(int rank) {
+  for (const char *name :
+       {"OMPI_MCA_orte_jobfam_session_dir", "PMIX_SERVER_TMPDIR"})
+    if (const char *dir = std::getenv(name); dir && *dir)
+      return std::string(dir) + "/metart-rank-" + std::to_string(rank) +
+             ".lost";
+  return "/dev/shm/metart-" + std::to_string(world().peers[0].pid) + "-" +
+         std::to_string(rank) + ".lost";
+}
+
+/// The rank that rank `rank` noted as lost, or -1.
+int readNote(int rank) {
+  FILE *f = std::fopen(notePath(rank).c_str(), "r");
+  if (!f)
+    return -1;
+  int lost = -1;
+  if (std::fscanf(f, "%d", &lost) != 1)
+    lost = -1;
+  std::fclose(f);
+  return lost;
+}
+
+void writeNote(int lost) {
+  int fd =
+      open(notePath(world().rank).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return;
+  std::string text = std::to_string(lost) + "\n";
+  ssize_t ignored = write(fd, text.data(), text.size());
+  (void)ignored;
+  close(fd);
+}
+
+/// The rank whose loss stops this one: a peer on this host that is gone
+/// without having noted a loss of its own, else the loss noted by a gone
+/// peer; -1 when every peer on this host is alive.
 int lostPeer() {
   const World &w = world();
   const std::string &host = w.peers[w.rank].host;
-  for (int r = 0; r < w.size; ++r)
-    if (r != w.rank && w.peers[r].host == host && !alive(w.peers[r].pid))
+  int noted = -1;
+  for (int r = 0; r < w.size; ++r) {
+    if (r == w.rank || w.peers[r].host != host || alive(w.peers[r].pid))
+      continue;
+    int cause = readNote(r);
+    if (cause < 0 || cause == w.rank)
       return r;
-  return -1;
+    if (noted < 0)
+      noted = cause;
+  }
+  return noted;
 }
 
 [[noreturn]] void stopForLostPeer(int peer) {
   const World &w = world();
+  writeNote(peer);
   std::fprintf(stderr,
                "metart: rank %d: lost rank %d (pid %d): it exited or was "
                "killed; stopping\n",
@@ -138,6 +186,8 @@ void run() {
 void watchdog::start() {
   if (thread.joinable())
     return;
+  // A note left by an earlier job whose rank 0 had the same pid.
+  unlink(notePath(world().rank).c_str());
   if (pipe(wakeFds) != 0)
     return;
   fcntl(wakeFds[1], F_SETFL, O_NONBLOCK);
