@@ -65,6 +65,11 @@ struct Options {
       cl::desc("With --compile-to=partitioned or later: print the program "
                "of this rank"),
       cl::init(-1), cl::cat(category)};
+  cl::opt<double> bucketMB{
+      "bucket-mb",
+      cl::desc("Merge all-reduces into buckets of at most this many MiB in "
+               "the optimized phase (0: off)"),
+      cl::init(25), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -311,6 +316,11 @@ int metac::metacMain(int argc, char **argv) {
     }
     pipeline.mesh = options.mesh;
   }
+  if (options.bucketMB < 0) {
+    llvm::errs() << "metac: error: --bucket-mb must not be negative\n";
+    return 1;
+  }
+  pipeline.bucketBytes = static_cast<int64_t>(options.bucketMB * (1 << 20));
   if (run && options.np > 0)
     if (int code = launchWithMpirun(argc, argv, options.np); code >= 0)
       return code;

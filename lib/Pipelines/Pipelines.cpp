@@ -90,6 +90,11 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  if (phase >= Phase::Optimized && options.bucketBytes > 0) {
+    partition::MetaBucketCollectivesOptions bucket;
+    bucket.bucketBytes = options.bucketBytes;
+    pm.addPass(partition::createMetaBucketCollectives(bucket));
+  }
   if (phase >= Phase::Lowered)
     pm.addPass(createConvertNNToRuntime());
   // `llvm` is the lowered module translated to LLVM IR (by the driver).

@@ -55,4 +55,26 @@ def MetaPartition : Pass<"meta-partition", "::mlir::ModuleOp"> {
                            "::metac::nn::NNDialect"];
 }
 
+def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> {
+  let summary = "Merge independent all-reduces into few large ones";
+  let description = [{
+    Many small all-reduces cost a latency each: the meta-gradient of every
+    parameter, or every inner-loop gradient under data parallelism. This
+    pass merges all-reduces over the same axes with the same reduction and
+    element type whose operands do not depend on each other's results into
+    buckets of at most `bucket-bytes`: the operands are flattened
+    (`nn.reshape`) and packed (`tensor.concat`), reduced by one
+    `shard.all_reduce`, and unpacked with `tensor.extract_slice` (views, no
+    copies). The merged collective sits right after its last operand is
+    computed; the users of the results that came earlier move after it.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
+           "Largest bucket in bytes">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::metac::nn::NNDialect"];
+}
+
 #endif // METAC_PARTITION_PASSES_TD

@@ -52,6 +52,9 @@ bool isPhaseImplemented(Phase phase);
 struct PipelineOptions {
   /// A mesh overriding the spec's plan (`--mesh task=4,data=2`), or empty.
   std::string mesh;
+  /// Largest bucket of merged all-reduces in the optimized phase; 0 turns
+  /// bucketing off.
+  int64_t bucketBytes = 25 << 20;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace metac {
@@ -83,6 +84,8 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   LogicalResult lowerOuterStep(meta::OuterStepOp op);
+  LogicalResult lowerConcat(tensor::ConcatOp op);
+  LogicalResult lowerSlice(tensor::ExtractSliceOp op);
   void lowerReturn(func::ReturnOp op);
 
   func::FuncOp step;
@@ -199,12 +202,55 @@ void StepLowering::lowerReturn(func::ReturnOp op) {
   }
 }
 
+/// Concatenation along dimension 0 (how collective buckets are packed):
+/// the operands' bytes one after the other.
+LogicalResult StepLowering::lowerConcat(tensor::ConcatOp op) {
+  if (op.getDim() != 0)
+    return op.emitOpError("is lowered only along dimension 0");
+  Value destination = emit.dataOf(result(op));
+  int64_t offset = 0;
+  for (Value input : op.getInputs()) {
+    int64_t bytes = byteSize(input.getType());
+    emit.checkedCall("metart_copy_device",
+                     {emit.context(), emit.offsetBytes(destination, offset),
+                      emit.dataOf(operand(input)), emit.i64(bytes)});
+    offset += bytes;
+  }
+  return success();
+}
+
+/// A contiguous slice (a range of dimension 0, unit strides) is a view of
+/// its source's data: how collective buckets are unpacked.
+LogicalResult StepLowering::lowerSlice(tensor::ExtractSliceOp op) {
+  auto source = cast<RankedTensorType>(op.getSource().getType());
+  auto type = cast<RankedTensorType>(op.getType());
+  ArrayRef<int64_t> offsets = op.getStaticOffsets();
+  ArrayRef<int64_t> sizes = op.getStaticSizes();
+  bool contiguous =
+      source.getRank() == type.getRank() &&
+      llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; });
+  for (int64_t d = 1; contiguous && d < source.getRank(); ++d)
+    contiguous = offsets[d] == 0 && sizes[d] == source.getDimSize(d);
+  if (!contiguous || ShapedType::isDynamic(offsets[0]))
+    return op.emitOpError("is lowered only as a static range of dimension 0");
+  int64_t rowBytes =
+      byteSize(source) / std::max<int64_t>(source.getDimSize(0), 1);
+  descriptors[op.getResult()] = emit.descriptor(
+      type, emit.offsetBytes(emit.dataOf(operand(op.getSource())),
+                             offsets[0] * rowBytes));
+  return success();
+}
+
 LogicalResult StepLowering::lowerOp(Operation *op) {
   Value ctx = emit.context();
   if (auto c = dyn_cast<arith::ConstantOp>(op))
     return lowerConstant(c);
   if (auto outer = dyn_cast<meta::OuterStepOp>(op))
     return lowerOuterStep(outer);
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+    return lowerConcat(concat);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return lowerSlice(slice);
   if (isa<nn::ReshapeOp, nn::StopGradientOp>(op)) {
     // Row-major reshapes and stop-gradients share their operand's data.
     descriptors[op->getResult(0)] =

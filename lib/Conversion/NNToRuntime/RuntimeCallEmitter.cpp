@@ -144,6 +144,13 @@ Value RuntimeCallEmitter::dataOf(Value descriptor) {
   return LLVM::LoadOp::create(b, loc, ptr, field);
 }
 
+Value RuntimeCallEmitter::offsetBytes(Value pointer, int64_t bytes) {
+  if (bytes == 0)
+    return pointer;
+  return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), pointer,
+                             ArrayRef<LLVM::GEPArg>{bytes});
+}
+
 Value RuntimeCallEmitter::arrayElement(Value array, int64_t index) {
   Value address = LLVM::GEPOp::create(b, loc, ptr, ptr, array,
                                       ArrayRef<LLVM::GEPArg>{index});

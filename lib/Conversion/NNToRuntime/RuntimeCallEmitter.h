@@ -50,6 +50,8 @@ public:
                          mlir::Value data = nullptr);
   /// The data pointer of a descriptor.
   mlir::Value dataOf(mlir::Value descriptor);
+  /// `pointer` advanced by `bytes`.
+  mlir::Value offsetBytes(mlir::Value pointer, int64_t bytes);
   /// `descriptors[index]` of a `metart_tensor **` array.
   mlir::Value arrayElement(mlir::Value array, int64_t index);
 
