@@ -10,6 +10,7 @@
 #ifndef METART_TRAIN_H
 #define METART_TRAIN_H
 
+#include "metart/comm.h"
 #include "metart/data.h"
 #include "metart/metart.h"
 
@@ -67,6 +68,13 @@ typedef struct metart_program {
   const char *loss_name;
   const metart_eval_spec *evals;
   int64_t num_evals;
+  /** The mesh the step was partitioned for: task, data, tensor, pipeline
+   *  (0 means 1). Each rank draws the global meta-batch's slice of its
+   *  (task, data) coordinates: tasks [task * T / Dtask, +T / Dtask) and, of
+   *  each, samples [data * N / Ddata, +N / Ddata) of support and query.
+   *  Parameters and optimizer state are replicated; evaluation functions
+   *  take local batches and return the losses of all T tasks. */
+  int64_t mesh[4];
 } metart_program;
 
 typedef struct metart_train_options {
@@ -95,11 +103,18 @@ typedef struct metart_train_result {
   size_t peak_device_bytes;
   metart_eval_result evals[16];
   int64_t num_evals;
+  /** Collectives of the meta-iterations (not of evaluation), per axes
+   *  mask, summed over the run. */
+  metart_comm_stats comm[16];
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing
  *  kernel) stop training with a message in `error`; files already written
- *  (checkpoints, metrics) stay intact. */
+ *  (checkpoints, metrics) stay intact. With a mesh of more than one rank,
+ *  every rank calls it (it attaches a communicator for the mesh when the
+ *  context has none); only rank 0 prints progress and writes parameters,
+ *  checkpoints and metrics, and every rank waits for a checkpoint to be
+ *  complete before it goes on. */
 metart_status metart_train(metart_context *context,
                            const metart_program *program,
                            const metart_train_options *options,
@@ -145,6 +160,7 @@ typedef struct metart_program_desc {
   const char *loss_name;
   const metart_eval_desc *evals;
   int64_t num_evals;
+  int64_t mesh[4]; /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {
@@ -155,8 +171,12 @@ typedef struct metart_run_options {
   size_t memory_limit_bytes;
 } metart_run_options;
 
-/** Creates the context and task distributions, trains and evaluates, and
- *  prints the run's figures and the evaluations to `out` (a FILE *). */
+/** Joins the world, creates the context (one GPU per process, by local
+ *  rank), attaches a communicator for the program's mesh (a mesh that does
+ *  not match the job is an error before anything runs) and the task
+ *  distributions, trains and evaluates, and prints (rank 0) the run's
+ *  figures, time and bytes in collectives per axis, and the evaluations to
+ *  `out` (a FILE *). */
 metart_status metart_run(const metart_program_desc *program,
                          const metart_run_options *options, void *out,
                          char *error, size_t error_size);

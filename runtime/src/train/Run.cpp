@@ -2,10 +2,14 @@
 //
 // One path from a program description to printed results, shared by the
 // JIT (`metac run`) and executables (`metac spec.meta -o prog`): create the
-// context and task distributions, train, evaluate, print.
+// context and task distributions, train, evaluate, print. A job of several
+// ranks joins the world first and lays it out as the program's mesh; rank 0
+// prints.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Backend.h"
+#include "metart/comm.h"
 #include "metart/train.h"
 
 #include <cstdio>
@@ -28,6 +32,42 @@ struct RunHandles {
   }
 };
 
+/// Whether this process has a communicator over a mesh of several ranks:
+/// from then on a failure of one rank must stop the others.
+bool distributed = false;
+
+/// The device of this rank: one GPU per process, by local rank.
+int32_t deviceOfRank() {
+#ifdef METART_HAVE_CUDA
+  int count = metart::cudaDeviceCount();
+  if (count > 0)
+    return static_cast<int32_t>(metart_world_local_rank() % count);
+#endif
+  return 0;
+}
+
+/// Prints the time and bytes of collectives per axes mask.
+void printComm(FILE *out, const metart_train_result &result) {
+  if (result.iterations_run <= 0)
+    return;
+  double seconds = 0;
+  std::string line;
+  char entry[160];
+  for (int mask = 1; mask < 16; ++mask) {
+    const metart_comm_stats &s = result.comm[mask];
+    if (!s.calls)
+      continue;
+    seconds += s.seconds;
+    std::snprintf(entry, sizeof(entry), "%s%s %.0f bytes/iteration",
+                  line.empty() ? "" : ", ", metart_comm_axes_name(mask),
+                  double(s.bytes) / result.iterations_run);
+    line += entry;
+  }
+  if (!line.empty())
+    std::fprintf(out, "collectives: %.3f s in total; %s\n", seconds,
+                 line.c_str());
+}
+
 metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
                           metart_tasks **out, char *error, size_t size) {
   metart_status status =
@@ -48,10 +88,16 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                                     size_t errorSize) {
   FILE *out = static_cast<FILE *>(outFile);
   RunHandles handles;
+  if (metart_status s = metart_world_init()) {
+    std::snprintf(error, errorSize, "cannot join the job: %s",
+                  metart_context_last_error(nullptr));
+    return s;
+  }
   metart_context_options contextOptions{};
   bool cuda = options->backend ? std::strcmp(options->backend, "cuda") == 0
                                : metart_backend_available(METART_BACKEND_CUDA);
   contextOptions.backend = cuda ? METART_BACKEND_CUDA : METART_BACKEND_CPU;
+  contextOptions.device = cuda ? deviceOfRank() : 0;
   contextOptions.memory_limit_bytes = options->memory_limit_bytes;
   if (metart_status s =
           metart_context_create(&contextOptions, &handles.context)) {
@@ -59,6 +105,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                   metart_context_last_error(nullptr));
     return s;
   }
+  // Before anything runs: a mesh that does not match the job is an error.
+  if (metart_status s = metart_comm_attach(handles.context, desc->mesh)) {
+    std::snprintf(error, errorSize, "cannot lay out the job: %s",
+                  metart_context_last_error(handles.context));
+    return s;
+  }
+  distributed = metart_world_size() > 1;
   uint64_t seed =
       options->seed >= 0 ? static_cast<uint64_t>(options->seed) : desc->seed;
   metart_program program{};
@@ -72,6 +125,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.iterations = desc->iterations;
   program.seed = seed;
   program.loss_name = desc->loss_name;
+  for (int axis = 0; axis < 4; ++axis)
+    program.mesh[axis] = desc->mesh[axis];
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))
@@ -93,6 +148,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   if (metart_status s = metart_train(handles.context, &program, &options->train,
                                      &result, error, errorSize))
     return s;
+  if (metart_world_rank() != 0)
+    return METART_OK;
   double perIteration = result.seconds_per_iteration;
   std::fprintf(out,
                "%s: %lld meta-iterations on %s, final meta-loss %.6g, %.3f "
@@ -101,6 +158,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                cuda ? "cuda" : "cpu", result.final_loss, perIteration * 1e3,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
                result.peak_device_bytes);
+  printComm(out, result);
   for (int64_t i = 0; i < result.num_evals; ++i) {
     const metart_eval_result &r = result.evals[i];
     std::fprintf(out,
@@ -196,8 +254,17 @@ extern "C" int metart_main(int argc, char **argv,
   }
   char error[1024] = "";
   if (metart_run(program, &options, stdout, error, sizeof(error))) {
-    std::fprintf(stderr, "%s: error: %s\n", argv[0], error);
+    if (metart_world_size() > 1)
+      std::fprintf(stderr, "%s: rank %lld: error: %s\n", argv[0],
+                   static_cast<long long>(metart_world_rank()), error);
+    else
+      std::fprintf(stderr, "%s: error: %s\n", argv[0], error);
+    // The others may wait for this rank in a collective: stop them all.
+    if (distributed)
+      metart_world_abort(1);
+    metart_world_finalize();
     return 1;
   }
+  metart_world_finalize();
   return 0;
 }

@@ -4,11 +4,14 @@
 // parameters (initialised as PyTorch does, or read from a file), optimizer
 // state, the iteration loop with task sampling, metrics, progress,
 // checkpoints written atomically, resumption, and evaluation as mean and 95%
-// confidence interval over the evaluation tasks.
+// confidence interval over the evaluation tasks. With a mesh, each rank
+// trains on its slice of every meta-batch (Sharding.h) and rank 0 alone
+// prints and writes files.
 //
 //===----------------------------------------------------------------------===//
 
 #include "metart/train.h"
+#include "Sharding.h"
 
 #include <chrono>
 #include <cmath>
@@ -61,11 +64,15 @@ private:
   metart_status saveParams(const char *path, bool withState, int64_t iteration);
   metart_status allocateBatch(metart_tasks *tasks,
                               std::vector<DeviceTensor> &batch,
-                              std::vector<std::vector<char>> &host);
+                              std::vector<std::vector<char>> &host,
+                              std::vector<std::vector<char>> &local);
   metart_status drawBatch(metart_tasks *tasks, metart_split split,
                           int64_t iteration, int64_t first,
                           std::vector<DeviceTensor> &batch,
-                          std::vector<std::vector<char>> &host);
+                          std::vector<std::vector<char>> &host,
+                          std::vector<std::vector<char>> &local);
+  /// Waits for every rank (after rank 0 wrote a file).
+  metart_status barrier();
   metart_status evaluate(const metart_eval_spec &spec,
                          metart_eval_result &result);
   void progress(int64_t iteration, int64_t total, double loss,
@@ -78,8 +85,10 @@ private:
   char *error;
   size_t errorSize;
   std::vector<DeviceTensor> params, state, batch;
-  std::vector<std::vector<char>> hostBatch;
+  /// Whole drawn tasks (`hostBatch`) and this rank's samples of them.
+  std::vector<std::vector<char>> hostBatch, localBatch;
   DeviceTensor loss;
+  metart::train::Sharding sharding;
   std::chrono::steady_clock::time_point lastDraw{};
 };
 
@@ -144,7 +153,7 @@ metart_status Trainer::initialize() {
   int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
   if (metart_status s = allocate(loss, {}, lossType))
     return s;
-  return allocateBatch(program.tasks, batch, hostBatch);
+  return allocateBatch(program.tasks, batch, hostBatch, localBatch);
 }
 
 metart_status Trainer::initializeParams() {
@@ -274,22 +283,33 @@ metart_status Trainer::saveParams(const char *path, bool withState,
 
 metart_status Trainer::allocateBatch(metart_tasks *tasks,
                                      std::vector<DeviceTensor> &out,
-                                     std::vector<std::vector<char>> &host) {
+                                     std::vector<std::vector<char>> &host,
+                                     std::vector<std::vector<char>> &local) {
   int64_t support = 0, query = 0;
   metart_tasks_sizes(tasks, &support, &query);
+  if (support % sharding.dataParts || query % sharding.dataParts)
+    return fail(METART_ERROR_INVALID_ARGUMENT,
+                "support and query sets of %lld and %lld samples do not "
+                "split over %lld ranks of the data axis",
+                static_cast<long long>(support), static_cast<long long>(query),
+                static_cast<long long>(sharding.dataParts));
+  int64_t tasksHere = sharding.localTasks(program.meta_batch);
   out.assign(4, DeviceTensor());
   host.assign(4, {});
+  local.assign(4, {});
   for (int i = 0; i < 4; ++i) {
     int32_t dtype = 0, rank = 0;
     const int64_t *sample = nullptr;
     if (metart_status s =
             metart_tasks_sample_type(tasks, i % 2, &dtype, &rank, &sample))
       return fail(s, "cannot read the task distribution's sample types");
-    std::vector<int64_t> shape = {program.meta_batch, i < 2 ? support : query};
+    int64_t samples = i < 2 ? support : query;
+    std::vector<int64_t> shape = {tasksHere, sharding.localSamples(samples)};
     shape.insert(shape.end(), sample, sample + rank);
     if (metart_status s = allocate(out[i], shape, dtype))
       return s;
-    host[i].resize(out[i].bytes);
+    local[i].resize(out[i].bytes);
+    host[i].resize(out[i].bytes * sharding.dataParts);
   }
   return METART_OK;
 }
@@ -297,25 +317,45 @@ metart_status Trainer::allocateBatch(metart_tasks *tasks,
 metart_status Trainer::drawBatch(metart_tasks *tasks, metart_split split,
                                  int64_t iteration, int64_t first,
                                  std::vector<DeviceTensor> &out,
-                                 std::vector<std::vector<char>> &host) {
+                                 std::vector<std::vector<char>> &host,
+                                 std::vector<std::vector<char>> &local) {
+  // This rank's tasks of the global draw, whole; then its samples of each.
+  int64_t tasksHere = sharding.localTasks(program.meta_batch);
   if (metart_status s = metart_tasks_draw(
-          tasks, split, iteration, first, program.meta_batch, host[0].data(),
-          host[1].data(), host[2].data(), host[3].data()))
+          tasks, split, iteration,
+          first + sharding.firstTask(program.meta_batch), tasksHere,
+          host[0].data(), host[1].data(), host[2].data(), host[3].data()))
     return fail(s, "drawing tasks of iteration %lld failed: %s",
                 static_cast<long long>(iteration),
                 metart_tasks_last_error(tasks));
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
+    const char *mine = host[i].data();
+    if (sharding.dataParts > 1 && out[i].bytes) {
+      int64_t samplesHere = out[i].shape[1];
+      size_t sampleBytes = out[i].bytes / (tasksHere * samplesHere);
+      sharding.sliceSamples(host[i].data(), local[i].data(), tasksHere,
+                            samplesHere * sharding.dataParts, sampleBytes);
+      mine = local[i].data();
+    }
     if (metart_status s = metart_copy_to_device(context, out[i].descriptor.data,
-                                                host[i].data(), out[i].bytes))
+                                                mine, out[i].bytes))
       return fail(s, "%s", metart_context_last_error(context));
+  }
+  return METART_OK;
+}
+
+metart_status Trainer::barrier() {
+  if (metart_status s = metart_barrier(context, 15))
+    return fail(s, "%s", metart_context_last_error(context));
   return METART_OK;
 }
 
 metart_status Trainer::evaluate(const metart_eval_spec &spec,
                                 metart_eval_result &result) {
   std::vector<DeviceTensor> evalBatch;
-  std::vector<std::vector<char>> evalHost;
-  if (metart_status s = allocateBatch(spec.tasks, evalBatch, evalHost))
+  std::vector<std::vector<char>> evalHost, evalLocal;
+  if (metart_status s =
+          allocateBatch(spec.tasks, evalBatch, evalHost, evalLocal))
     return s;
   DeviceTensor losses;
   if (metart_status s = allocate(losses, {program.meta_batch}, loss.dtype))
@@ -332,9 +372,9 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
        ++draw) {
     // Evaluation tasks are consecutive indices of one draw, so they are
     // distinct (fixed episodes: episode i mod N).
-    if (metart_status s =
-            drawBatch(spec.tasks, METART_SPLIT_EVAL, 0,
-                      draw * program.meta_batch, evalBatch, evalHost))
+    if (metart_status s = drawBatch(spec.tasks, METART_SPLIT_EVAL, 0,
+                                    draw * program.meta_batch, evalBatch,
+                                    evalHost, evalLocal))
       return s;
     if (int32_t s = spec.function(context, inputs.data(), outputs))
       return fail(static_cast<metart_status>(s), "evaluation failed: %s",
@@ -366,7 +406,7 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
 
 void Trainer::progress(int64_t iteration, int64_t total, double value,
                        double secondsPerIteration) {
-  if (options.progress == 0)
+  if (options.progress == 0 || !sharding.writer)
     return;
   double eta = secondsPerIteration * (total - iteration);
   if (options.progress == 2 && isatty(fileno(stderr))) {
@@ -397,6 +437,9 @@ void Trainer::progress(int64_t iteration, int64_t total, double value,
 
 metart_status Trainer::run(metart_train_result &result) {
   std::memset(&result, 0, sizeof(result));
+  std::string layoutError;
+  if (metart_status s = sharding.layOut(context, program, layoutError))
+    return fail(s, "%s", layoutError.c_str());
   if (metart_status s = initialize())
     return s;
   int64_t start = 0;
@@ -413,7 +456,7 @@ metart_status Trainer::run(metart_train_result &result) {
   }
 
   FILE *metrics = nullptr;
-  if (options.metrics_path) {
+  if (options.metrics_path && sharding.writer) {
     metrics = std::fopen(options.metrics_path, options.resume_dir ? "a" : "w");
     if (!metrics)
       return fail(METART_ERROR_IO, "cannot open metrics file '%s': %s",
@@ -437,8 +480,9 @@ metart_status Trainer::run(metart_train_result &result) {
   metart_status status = METART_OK;
   for (int64_t it = start; it < total; ++it) {
     auto begin = std::chrono::steady_clock::now();
+    metart_comm_stats_reset(context);
     if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
-                            hostBatch)))
+                            hostBatch, localBatch)))
       break;
     if (int32_t s = program.step(context, inputs.data(), outputs.data())) {
       status =
@@ -452,6 +496,13 @@ metart_status Trainer::run(metart_train_result &result) {
         context, loss.dtype == METART_F32 ? (void *)&hostF : (void *)host,
         loss.descriptor.data, loss.bytes);
     lossValue = loss.dtype == METART_F32 ? hostF : host[0];
+    metart_comm_stats comm[16];
+    for (int mask = 0; mask < 16; ++mask) {
+      metart_comm_stats_get(context, mask, &comm[mask]);
+      result.comm[mask].calls += comm[mask].calls;
+      result.comm[mask].bytes += comm[mask].bytes;
+      result.comm[mask].seconds += comm[mask].seconds;
+    }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
@@ -466,9 +517,10 @@ metart_status Trainer::run(metart_train_result &result) {
       std::fprintf(metrics,
                    "{\"iteration\": %lld, \"meta_loss\": %.9g, \"seconds\": "
                    "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
-                   "%zu}\n",
+                   "%zu, \"comm\": %s}\n",
                    static_cast<long long>(it + 1), lossValue, seconds,
-                   program.meta_batch / seconds, stats.peak_bytes);
+                   program.meta_batch / seconds, stats.peak_bytes,
+                   metart::train::commJson(comm).c_str());
       std::fflush(metrics);
     }
     progress(it + 1, total, lossValue, perIteration);
@@ -476,7 +528,10 @@ metart_status Trainer::run(metart_train_result &result) {
         (it + 1) % options.checkpoint_every == 0) {
       std::string path =
           std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
-      if ((status = saveParams(path.c_str(), true, it + 1)))
+      if (sharding.writer && (status = saveParams(path.c_str(), true, it + 1)))
+        break;
+      // No rank goes past a checkpoint before it is complete.
+      if ((status = barrier()))
         break;
     }
     result.iterations_run = it + 1 - start;
@@ -487,9 +542,13 @@ metart_status Trainer::run(metart_train_result &result) {
     return status;
   result.final_loss = lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
-  if (options.save_params)
-    if (metart_status s = saveParams(options.save_params, false, total))
+  if (options.save_params) {
+    if (sharding.writer)
+      if (metart_status s = saveParams(options.save_params, false, total))
+        return s;
+    if (metart_status s = barrier())
       return s;
+  }
   for (int64_t e = 0; e < program.num_evals && e < 16; ++e) {
     if (metart_status s = evaluate(program.evals[e], result.evals[e]))
       return s;

@@ -1,0 +1,73 @@
+//===- Sharding.cpp - this rank's slice of each meta-batch ----------------===//
+
+#include "Sharding.h"
+
+#include <cstring>
+
+using namespace metart::train;
+
+metart_status Sharding::layOut(metart_context *context,
+                               const metart_program &program,
+                               std::string &error) {
+  const int64_t *mesh = program.mesh;
+  bool meshGiven = mesh[0] > 1 || mesh[1] > 1 || mesh[2] > 1 || mesh[3] > 1;
+  if (meshGiven && !metart_comm_attached(context))
+    if (metart_status s = metart_comm_attach(context, mesh)) {
+      error = metart_context_last_error(context);
+      return s;
+    }
+  int64_t shape[4], coords[4];
+  metart_comm_mesh(context, shape, coords);
+  for (int axis = 0; axis < 4; ++axis)
+    if (meshGiven && shape[axis] != (mesh[axis] ? mesh[axis] : 1)) {
+      error = "the context's communicator is not for the program's mesh";
+      return METART_ERROR_INVALID_ARGUMENT;
+    }
+  taskParts = shape[0];
+  dataParts = shape[1];
+  taskCoord = coords[0];
+  dataCoord = coords[1];
+  writer = metart_world_rank() == 0;
+  int64_t support = 0, query = 0;
+  metart_tasks_sizes(program.tasks, &support, &query);
+  if (program.meta_batch % taskParts) {
+    error = "the meta-batch of " + std::to_string(program.meta_batch) +
+            " tasks does not split over " + std::to_string(taskParts) +
+            " ranks of the task axis";
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  if (support % dataParts || query % dataParts) {
+    error = "support and query sets of " + std::to_string(support) + " and " +
+            std::to_string(query) + " samples do not split over " +
+            std::to_string(dataParts) + " ranks of the data axis";
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  return METART_OK;
+}
+
+void Sharding::sliceSamples(const char *drawn, char *local, int64_t tasks,
+                            int64_t samples, size_t sampleBytes) const {
+  int64_t mine = localSamples(samples);
+  size_t block = mine * sampleBytes;
+  for (int64_t t = 0; t < tasks; ++t)
+    std::memcpy(local + t * block,
+                drawn + (t * samples + dataCoord * mine) * sampleBytes, block);
+}
+
+std::string metart::train::commJson(const metart_comm_stats *perMask) {
+  std::string json = "{";
+  char entry[256];
+  for (int mask = 1; mask < 16; ++mask) {
+    const metart_comm_stats &s = perMask[mask];
+    if (!s.calls)
+      continue;
+    std::snprintf(entry, sizeof(entry),
+                  "%s\"%s\": {\"bytes\": %lld, \"seconds\": %.9g, "
+                  "\"calls\": %lld}",
+                  json.size() > 1 ? ", " : "", metart_comm_axes_name(mask),
+                  static_cast<long long>(s.bytes), s.seconds,
+                  static_cast<long long>(s.calls));
+    json += entry;
+  }
+  return json + "}";
+}
