@@ -32,6 +32,16 @@ if shutil.which("nvidia-smi"):
         pass
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# Distributed tests launch MPI processes on this machine: as root, and more
+# ranks than cores.
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    for name, value in [("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+                        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+                        ("OMPI_MCA_rmaps_base_oversubscribe", "1")]:
+        config.environment[name] = value
+
+
 tools = [
     ToolSubst("metac", unresolved="fatal"),
     ToolSubst("metac-opt", unresolved="fatal"),

@@ -94,7 +94,9 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
   writeTasks(os, p.tasks);
   os << ",\n  " << p.metaBatch << ", " << p.iterations << ", " << p.seed
      << "u, " << quoted(p.lossName) << ", evals, " << p.evaluations.size()
-     << "};\n\nint main(int argc, char **argv) {\n"
+     << ",\n  .mesh = {";
+  llvm::interleaveComma(p.mesh, os);
+  os << "}};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }
 

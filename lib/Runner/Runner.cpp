@@ -8,6 +8,8 @@
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 
+#include "metart/comm.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -80,6 +82,8 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.meta_batch = program->metaBatch;
   desc.iterations = program->iterations;
   desc.seed = program->seed;
+  for (int axis = 0; axis < 4; ++axis)
+    desc.mesh[axis] = program->mesh[axis];
   desc.loss_name = program->lossName.c_str();
   std::vector<metart_eval_desc> evals;
   for (const EvaluationDescription &e : program->evaluations) {
@@ -111,7 +115,16 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
 
   os.flush();
   char error[1024] = "";
-  if (metart_run(&desc, &run, stdout, error, sizeof(error)))
-    return emitError(loc, "training failed: ") << error;
+  if (metart_run(&desc, &run, stdout, error, sizeof(error))) {
+    if (metart_world_size() <= 1)
+      return emitError(loc, "training failed: ") << error;
+    emitError(loc, "training failed on rank ")
+        << metart_world_rank() << ": " << error;
+    // The other ranks may wait for this one in a collective: stop the job.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    metart_world_abort(1);
+    return failure();
+  }
   return success();
 }

@@ -18,6 +18,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -453,6 +454,17 @@ metart_status Trainer::run(metart_train_result &result) {
       return s;
   } else if (metart_status s = initializeParams()) {
     return s;
+  }
+
+  // The checkpoint directory is made up front, so a bad path fails before
+  // any training time is spent.
+  if (options.checkpoint_dir && sharding.writer) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.checkpoint_dir, ec);
+    if (ec)
+      return fail(METART_ERROR_IO,
+                  "cannot create checkpoint directory '%s': %s",
+                  options.checkpoint_dir, ec.message().c_str());
   }
 
   FILE *metrics = nullptr;
