@@ -70,6 +70,12 @@ struct Options {
       cl::desc("Merge all-reduces into buckets of at most this many MiB in "
                "the optimized phase (0: off)"),
       cl::init(25), cl::cat(category)};
+  cl::opt<int64_t> accumulate{
+      "accumulate",
+      cl::desc("Accumulate meta-gradients over this many chunks of the "
+               "meta-batch before one reduction (each iteration then draws "
+               "this many times meta_batch tasks)"),
+      cl::init(1), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -321,6 +327,11 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.bucketBytes = static_cast<int64_t>(options.bucketMB * (1 << 20));
+  if (options.accumulate < 1) {
+    llvm::errs() << "metac: error: --accumulate must be at least 1\n";
+    return 1;
+  }
+  pipeline.accumulate = options.accumulate;
   if (run && options.np > 0)
     if (int code = launchWithMpirun(argc, argv, options.np); code >= 0)
       return code;

@@ -2,6 +2,8 @@
 
 #include "metac/Partition/Passes.h"
 
+#include "BlockDependents.h"
+
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -72,7 +74,9 @@ private:
       }
       bucket.push_back(op);
       bytes += size;
-      getForwardSlice(op.getOperation(), &dependents);
+      for (Operation *dependent :
+           partition::getDependents(block, op.getResult()))
+        dependents.insert(dependent);
     }
     merge(bucket, dependents);
   }

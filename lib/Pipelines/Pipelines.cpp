@@ -90,6 +90,11 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  if (phase >= Phase::Optimized && options.accumulate > 1) {
+    partition::MetaAccumulateGradientsOptions accumulate;
+    accumulate.steps = options.accumulate;
+    pm.addPass(partition::createMetaAccumulateGradients(accumulate));
+  }
   if (phase >= Phase::Optimized && options.bucketBytes > 0) {
     partition::MetaBucketCollectivesOptions bucket;
     bucket.bucketBytes = options.bucketBytes;

@@ -55,6 +55,29 @@ def MetaPartition : Pass<"meta-partition", "::mlir::ModuleOp"> {
                            "::metac::nn::NNDialect"];
 }
 
+def MetaAccumulateGradients : Pass<"meta-accumulate-gradients",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Accumulate meta-gradients over several task chunks before "
+                "one reduction";
+  let description = [{
+    Gradient accumulation: each meta-iteration takes `steps` times as many
+    tasks, and the step function computes them in `steps` sequential chunks
+    of the original size (views of the task batch, `tensor.extract_slice`),
+    so activation memory stays that of one chunk. The chunks' meta-gradients
+    and meta-losses (before their all-reduce, when partitioned) are summed
+    and divided by `steps`, then reduced once and applied by one outer step.
+    Inner-loop collectives stay inside each chunk. Evaluation functions are
+    chunked the same way, their per-task losses concatenated. The train op's
+    `meta_batch` becomes `steps` times larger: it is what the runtime draws.
+  }];
+  let options = [
+    Option<"steps", "steps", "int64_t", /*default=*/"1",
+           "Task chunks per meta-iteration (1: off)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::metac::nn::NNDialect"];
+}
+
 def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> {
   let summary = "Merge independent all-reduces into few large ones";
   let description = [{

@@ -55,6 +55,9 @@ struct PipelineOptions {
   /// Largest bucket of merged all-reduces in the optimized phase; 0 turns
   /// bucketing off.
   int64_t bucketBytes = 25 << 20;
+  /// Task chunks whose meta-gradients accumulate before one reduction and
+  /// one outer step (1: none).
+  int64_t accumulate = 1;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for
