@@ -211,6 +211,10 @@ extern "C" int metart_main(int argc, char **argv,
     size_t eq = arg.find('=');
     std::string key = arg.substr(0, eq);
     const char *value = eq == std::string::npos ? "" : argv[i] + eq + 1;
+    // `--option value` as well as `--option=value`, as metac takes them.
+    if (eq == std::string::npos && key != "--quiet" && key != "--help" &&
+        key != "-h" && i + 1 < argc)
+      value = argv[++i];
     int64_t number = 0;
     if (key == "--help" || key == "-h") {
       std::printf(kUsage, argv[0]);
