@@ -65,6 +65,7 @@ private:
 
   LogicalResult annotateArguments();
   LogicalResult partition(Operation *op);
+  LogicalResult splitBias(nn::LinearOp linear);
 
   func::FuncOp function;
   shard::GridOp grid;
@@ -286,7 +287,7 @@ LogicalResult FunctionPartitioner::annotateArguments() {
        llvm::make_early_inc_range(entry.getOps<shard::ShardOp>())) {
     auto arg = dyn_cast<BlockArgument>(annotation.getSrc());
     auto sharding = annotation.getSharding().getDefiningOp<shard::ShardingOp>();
-    if (!arg || !sharding || annotation.getAnnotateForUsers())
+    if (!arg || !sharding)
       return annotation.emitOpError(
           "partitioning takes shardings of function arguments only");
     if (sharding.getGrid() != grid.getSymName())
@@ -299,6 +300,17 @@ LogicalResult FunctionPartitioner::annotateArguments() {
             "splits one dimension over several axes, which is not supported");
       if (axes.size() == 1)
         s.dims[d] = axes.asArrayRef()[0];
+    }
+    if (annotation.getAnnotateForUsers()) {
+      // A replicated argument whose users take a slice of it (a parameter
+      // split over the tensor axis): sliced here, without communication.
+      OpBuilder b(annotation);
+      FailureOr<Value> slice = reshard(b, arg, s.dims);
+      if (failed(slice))
+        return failure();
+      annotation.getResult().replaceAllUsesWith(*slice);
+      annotation.erase();
+      continue;
     }
     arg.setType(globalTypeOf(arg));
     if (failed(define(arg, s)))
@@ -313,10 +325,54 @@ LogicalResult FunctionPartitioner::annotateArguments() {
   return success();
 }
 
+/// A linear layer whose contraction is split (row-parallel) sums partial
+/// products; its bias must be added once, after the sum: split into the
+/// product and a bias add.
+LogicalResult FunctionPartitioner::splitBias(nn::LinearOp linear) {
+  OpBuilder b(linear);
+  Location loc = linear.getLoc();
+  auto type = cast<RankedTensorType>(linear.getType());
+  int64_t leading = globalTypeOf(linear.getWeight()).getRank() - 2;
+  SmallVector<int64_t> added;
+  for (int64_t d = leading; d < type.getRank() - 1; ++d)
+    added.push_back(d);
+  SmallVector<Operation *> created;
+  auto product = nn::LinearOp::create(b, loc, type, linear.getInput(),
+                                      linear.getWeight(), Value());
+  created.push_back(product);
+  Value bias = linear.getBias();
+  if (!added.empty()) {
+    auto broadcast = nn::BroadcastOp::create(b, loc, type, bias,
+                                             b.getDenseI64ArrayAttr(added));
+    created.push_back(broadcast);
+    bias = broadcast.getResult();
+  }
+  Operation *sum = b.create(loc, b.getStringAttr(nn::AddOp::getOperationName()),
+                            ValueRange{product.getResult(), bias}, {type});
+  created.push_back(sum);
+  linear.getResult().replaceAllUsesWith(sum->getResult(0));
+  linear.erase();
+  for (Operation *op : created)
+    if (failed(partition(op)))
+      return failure();
+  return success();
+}
+
 LogicalResult FunctionPartitioner::partition(Operation *op) {
   if (op->getNumRegions() != 0)
     return op->emitOpError(
         "has regions, which partitioning does not support yet");
+  // A partial value already summed for an earlier use is read summed: the
+  // sum costs nothing more, and a later sum of something derived from it
+  // is avoided.
+  for (OpOperand &operand : op->getOpOperands())
+    if (Value done = summed.lookup(operand.get()))
+      operand.set(done);
+  if (auto linear = dyn_cast<nn::LinearOp>(op); linear && linear.getBias()) {
+    int in = shardingOf(linear.getInput()).dims.back();
+    if (in != kReplicated && in == shardingOf(linear.getWeight()).dims.back())
+      return splitBias(linear);
+  }
   OpBuilder b(op);
   auto sharding = [&](Value v) -> const Sharding & { return shardingOf(v); };
   auto globalType = [&](Value v) { return globalTypeOf(v); };
@@ -353,12 +409,15 @@ LogicalResult FunctionPartitioner::run() {
   if (!function.getBody().hasOneBlock())
     return function.emitOpError(
         "has control flow, which partitioning does not support yet");
-  if (failed(annotateArguments()))
-    return failure();
   Block &entry = function.getBody().front();
   // Only the original ops: those partitioning creates are per-rank already.
-  SmallVector<Operation *> original =
-      llvm::map_to_vector(entry, [](Operation &op) { return &op; });
+  // (The annotations are consumed by annotateArguments.)
+  SmallVector<Operation *> original;
+  for (Operation &op : entry)
+    if (!isa<shard::ShardOp, shard::ShardingOp>(op))
+      original.push_back(&op);
+  if (failed(annotateArguments()))
+    return failure();
   for (Operation *op : original)
     if (failed(partition(op)))
       return failure();

@@ -8,6 +8,7 @@
 #include "metac/Partition/Passes.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Partition/Mesh.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -65,6 +66,100 @@ LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
   return success();
 }
 
+/// A parameter (model argument) split over the tensor axis on `dim`.
+struct ParamSplit {
+  unsigned argument;
+  int64_t dim;
+};
+
+/// Follows single-operand elementwise ops (activations) back from `v`.
+Value throughActivations(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getNumOperands() != 1 || def->getNumResults() != 1 ||
+        def->getOperand(0).getType() != v.getType() ||
+        !isa<nn::NNDialect>(def->getDialect()) || isa<nn::ReshapeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// Megatron-style splits: consecutive linear layers with only an activation
+/// between them form a pair; the first is split by output features
+/// (column-parallel: weight dimension 0 and its bias), the second by input
+/// features (row-parallel: weight dimension 1), so the pair needs one
+/// all-reduce forward and one backward. Layers left unpaired stay
+/// replicated.
+LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
+                               const MeshShape &mesh, StringRef origin,
+                               SmallVectorImpl<ParamSplit> &splits) {
+  int64_t size = mesh.sizes[MeshAxis::Tensor];
+  auto argumentOf = [&](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != model)
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  SmallVector<nn::LinearOp> linears;
+  model.walk([&](nn::LinearOp op) { linears.push_back(op); });
+  for (size_t i = 0; i + 1 < linears.size(); ++i) {
+    nn::LinearOp column = linears[i], row = linears[i + 1];
+    std::optional<unsigned> w1 = argumentOf(column.getWeight());
+    std::optional<unsigned> w2 = argumentOf(row.getWeight());
+    if (!w1 || !w2 || throughActivations(row.getInput()) != column.getResult())
+      continue;
+    int64_t hidden =
+        cast<RankedTensorType>(column.getWeight().getType()).getDimSize(0);
+    if (hidden % size != 0)
+      continue;
+    splits.push_back({*w1, 0});
+    if (column.getBias()) {
+      std::optional<unsigned> b1 = argumentOf(column.getBias());
+      if (!b1)
+        continue;
+      splits.push_back({*b1, 0});
+    }
+    splits.push_back({*w2, 1});
+    ++i;
+  }
+  if (splits.empty())
+    return train.emitError()
+           << "mesh " << mesh.str() << " (" << origin
+           << "): the tensor axis splits pairs of consecutive linear layers "
+              "whose hidden width it divides, and model '"
+           << model.getSymName() << "' has none";
+  return success();
+}
+
+/// Uses of the parameters read this rank's slice (sliced locally, no
+/// communication); the outer step keeps the whole, replicated parameters.
+void annotateParams(func::FuncOp function, shard::GridOp grid,
+                    ArrayRef<ParamSplit> splits) {
+  if (splits.empty())
+    return;
+  Block &entry = function.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  MLIRContext *ctx = b.getContext();
+  for (const ParamSplit &split : splits) {
+    BlockArgument arg = function.getArgument(split.argument);
+    SmallVector<shard::GridAxesAttr> axes;
+    for (int64_t d = 0; d <= split.dim; ++d)
+      axes.push_back(shard::GridAxesAttr::get(
+          ctx, d == split.dim ? ArrayRef<int16_t>{int16_t(MeshAxis::Tensor)}
+                              : ArrayRef<int16_t>{}));
+    auto sharding = shard::ShardingOp::create(
+        b, function.getLoc(), FlatSymbolRefAttr::get(grid), axes,
+        ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
+    auto annotated = shard::ShardOp::create(b, function.getLoc(), arg.getType(),
+                                            arg, sharding.getResult(),
+                                            /*annotate_for_users=*/true);
+    arg.replaceUsesWithIf(annotated.getResult(), [&](OpOperand &use) {
+      return use.getOwner() != annotated &&
+             !isa<meta::OuterStepOp>(use.getOwner());
+    });
+  }
+}
+
 void annotateBatch(func::FuncOp function, shard::GridOp grid,
                    const MeshShape &mesh) {
   Block &entry = function.getBody().front();
@@ -119,12 +214,17 @@ struct MetaPlanPass
     StringRef origin = override ? "from --mesh" : "from the spec";
     if (shape.isSingleRank())
       return success();
-    if (shape.sizes[MeshAxis::Tensor] > 1 ||
-        shape.sizes[MeshAxis::Pipeline] > 1)
+    if (shape.sizes[MeshAxis::Pipeline] > 1)
       return train.emitError()
              << "mesh " << shape.str() << " (" << origin
-             << "): the tensor and pipeline axes are not supported yet; use "
-                "task and data";
+             << "): the pipeline axis is not supported yet; use task, data "
+                "and tensor";
+    SmallVector<ParamSplit> splits;
+    if (shape.sizes[MeshAxis::Tensor] > 1) {
+      auto model = symbols.lookup<func::FuncOp>(train.getModel());
+      if (failed(planTensorSplits(train, model, shape, origin, splits)))
+        return failure();
+    }
 
     SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);
     if (functions.empty())
@@ -144,8 +244,10 @@ struct MetaPlanPass
         shape.sizes[3], plan ? plan.getMicroBatches() : 1,
         plan ? plan.getSchedule() : meta::PipelineSchedule::GPipe));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
-    for (func::FuncOp function : functions)
+    for (func::FuncOp function : functions) {
       annotateBatch(function, grid, shape);
+      annotateParams(function, grid, splits);
+    }
     return success();
   }
 };

@@ -13,8 +13,13 @@ def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
     `task x data x tensor x pipeline` and annotates the task batch of the
     step and evaluation functions (their last four arguments, `[T, N, ...]`)
     with `shard.shard`: dimension 0 split over the `task` axis (grid axis 0)
-    and dimension 1 over the `data` axis (grid axis 1). Parameters and
-    optimizer state are replicated; results are replicated by contract.
+    and dimension 1 over the `data` axis (grid axis 1). With a `tensor`
+    axis, consecutive linear layers of the model with an activation between
+    them form Megatron column/row pairs: the first layer's weight and bias
+    are split by output features, the second's weight by input features,
+    annotated `annotate_for_users` (the runtime passes whole parameters;
+    their users take slices; the outer step keeps the whole ones). Optimizer
+    state is replicated; results are replicated by contract.
 
     A mesh that does not divide the meta-batch or a task's sample counts is
     reported at the train op, before anything runs. A single-rank mesh
