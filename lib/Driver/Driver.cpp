@@ -76,6 +76,11 @@ struct Options {
                "meta-batch before one reduction (each iteration then draws "
                "this many times meta_batch tasks)"),
       cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> microBatches{
+      "micro-batches",
+      cl::desc("Micro-batches (groups of tasks) a pipeline streams per "
+               "meta-iteration (default: the plan's, else 2 x stages)"),
+      cl::init(0), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -332,6 +337,11 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.accumulate = options.accumulate;
+  if (options.microBatches < 0) {
+    llvm::errs() << "metac: error: --micro-batches must not be negative\n";
+    return 1;
+  }
+  pipeline.microBatches = options.microBatches;
   if (run && options.np > 0)
     if (int code = launchWithMpirun(argc, argv, options.np); code >= 0)
       return code;

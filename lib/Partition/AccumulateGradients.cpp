@@ -216,6 +216,12 @@ struct MetaAccumulateGradientsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (auto train : module.getOps<meta::TrainOp>()) {
+      if (train->hasAttr("meta.pipeline_stages")) {
+        train.emitError("gradient accumulation and pipeline stages cannot be "
+                        "combined yet (the pipeline already streams the "
+                        "meta-batch in micro-batches)");
+        return signalPassFailure();
+      }
       auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
       if (!step) {
         train.emitOpError("has no step function (run the expand phase "

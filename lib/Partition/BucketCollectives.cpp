@@ -6,9 +6,9 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -91,6 +91,19 @@ private:
       if (Operation *def = op.getInput().getDefiningOp())
         if (!last || last->isBeforeInBlock(def))
           last = def;
+    // Users that come before the merged collective must move after it; a
+    // transfer between pipeline stages must not (its peer expects it in
+    // program order), so such a bucket stays unmerged.
+    SmallVector<Operation *> early;
+    if (last)
+      for (Operation *user : dependents)
+        if (user->getBlock() == &block && user->isBeforeInBlock(last))
+          early.push_back(user);
+    if (llvm::any_of(early, [](Operation *op) { return !isPure(op); }))
+      return;
+    llvm::sort(early, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     OpBuilder b(block.getParentOp()->getContext());
     if (last)
       b.setInsertionPointAfter(last);
@@ -129,13 +142,6 @@ private:
     Operation *after = b.getInsertionPoint() == block.end()
                            ? &block.back()
                            : &*std::prev(b.getInsertionPoint());
-    SmallVector<Operation *> early;
-    for (Operation *user : dependents)
-      if (user->getBlock() == &block && user->isBeforeInBlock(after))
-        early.push_back(user);
-    llvm::sort(early, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
     for (Operation *user : early) {
       user->moveAfter(after);
       after = user;

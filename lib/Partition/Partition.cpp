@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Pipeline.h"
 #include "Sharding.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -44,7 +45,12 @@ SmallVector<shard::GridAxis> axesOf(unsigned mask) {
 class FunctionPartitioner {
 public:
   FunctionPartitioner(func::FuncOp function, shard::GridOp grid)
-      : function(function), grid(grid), meshSizes(grid.getShape()) {}
+      : function(function), grid(grid), meshSizes(grid.getShape()) {
+    // Pipelines compute a micro-batch at a time: the task axis is split
+    // that many times more (the pipeline pass adds the parts up).
+    if (auto micro = function->getAttrOfType<IntegerAttr>("meta.micro_batches"))
+      meshSizes[MeshAxis::Task] *= micro.getInt();
+  }
 
   LogicalResult run();
 
@@ -69,7 +75,7 @@ private:
 
   func::FuncOp function;
   shard::GridOp grid;
-  ArrayRef<int64_t> meshSizes;
+  SmallVector<int64_t> meshSizes;
   DenseMap<Value, Sharding> shardings;
   DenseMap<Value, RankedTensorType> globalTypes;
   DenseMap<Value, Value> summed;
@@ -458,6 +464,8 @@ struct MetaPartitionPass
       if (failed(FunctionPartitioner(function, grid).run()))
         return signalPassFailure();
     }
+    if (failed(splitPipelineStages(module)))
+      return signalPassFailure();
   }
 };
 

@@ -161,7 +161,7 @@ void annotateParams(func::FuncOp function, shard::GridOp grid,
 }
 
 void annotateBatch(func::FuncOp function, shard::GridOp grid,
-                   const MeshShape &mesh) {
+                   const MeshShape &mesh, bool microBatched) {
   Block &entry = function.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   Location loc = function.getLoc();
@@ -169,8 +169,9 @@ void annotateBatch(func::FuncOp function, shard::GridOp grid,
   SmallVector<shard::GridAxesAttr> splitAxes;
   for (unsigned axis : {MeshAxis::Task, MeshAxis::Data})
     splitAxes.push_back(shard::GridAxesAttr::get(
-        ctx, mesh.sizes[axis] > 1 ? ArrayRef<int16_t>{int16_t(axis)}
-                                  : ArrayRef<int16_t>{}));
+        ctx, mesh.sizes[axis] > 1 || (axis == MeshAxis::Task && microBatched)
+                 ? ArrayRef<int16_t>{int16_t(axis)}
+                 : ArrayRef<int16_t>{}));
   auto sharding =
       shard::ShardingOp::create(b, loc, FlatSymbolRefAttr::get(grid), splitAxes,
                                 ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
@@ -214,11 +215,30 @@ struct MetaPlanPass
     StringRef origin = override ? "from --mesh" : "from the spec";
     if (shape.isSingleRank())
       return success();
-    if (shape.sizes[MeshAxis::Pipeline] > 1)
-      return train.emitError()
-             << "mesh " << shape.str() << " (" << origin
-             << "): the pipeline axis is not supported yet; use task, data "
-                "and tensor";
+    // Pipeline stages take the tasks in micro-batches (groups of tasks).
+    int64_t micro = 1;
+    int64_t stages = shape.sizes[MeshAxis::Pipeline];
+    int64_t localTasks = train.getMetaBatch() / shape.sizes[MeshAxis::Task];
+    if (stages > 1) {
+      if (microBatches > 0)
+        micro = microBatches;
+      else if (plan && plan.getMicroBatches() > 1)
+        micro = plan.getMicroBatches();
+      else
+        for (int64_t candidate : {2 * stages, stages})
+          if (localTasks % candidate == 0) {
+            micro = candidate;
+            break;
+          }
+      if (localTasks % micro != 0)
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin << "): " << micro
+               << " micro-batches do not divide the " << localTasks
+               << " tasks of each rank";
+      if (plan && plan.getSchedule() != meta::PipelineSchedule::GPipe)
+        return train.emitError()
+               << "the 1f1b pipeline schedule is not supported yet; use gpipe";
+    }
     SmallVector<ParamSplit> splits;
     if (shape.sizes[MeshAxis::Tensor] > 1) {
       auto model = symbols.lookup<func::FuncOp>(train.getModel());
@@ -241,12 +261,14 @@ struct MetaPlanPass
     symbols.insert(grid);
     train.setPlanAttr(meta::PlanAttr::get(
         b.getContext(), shape.sizes[0], shape.sizes[1], shape.sizes[2],
-        shape.sizes[3], plan ? plan.getMicroBatches() : 1,
+        shape.sizes[3], micro,
         plan ? plan.getSchedule() : meta::PipelineSchedule::GPipe));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
-      annotateBatch(function, grid, shape);
+      annotateBatch(function, grid, shape, micro > 1);
       annotateParams(function, grid, splits);
+      if (micro > 1)
+        function->setAttr("meta.micro_batches", b.getI64IntegerAttr(micro));
     }
     return success();
   }

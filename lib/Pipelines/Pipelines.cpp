@@ -83,6 +83,7 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
   if (phase >= Phase::Planned) {
     partition::MetaPlanOptions plan;
     plan.mesh = options.mesh;
+    plan.microBatches = options.microBatches;
     pm.addPass(partition::createMetaPlan(plan));
   }
   if (phase >= Phase::Partitioned) {

@@ -49,6 +49,11 @@ static FailureOr<TasksDescription> describeTasks(meta::TasksOp op) {
          << op.getKind() << "' is not supported by the runtime yet";
 }
 
+std::string metac::stageFunction(const std::string &function, int64_t stages,
+                                 int64_t stage) {
+  return stages > 1 ? function + ".stage" + std::to_string(stage) : function;
+}
+
 FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   auto trains = llvm::to_vector(module.getOps<meta::TrainOp>());
   if (trains.size() != 1)
@@ -74,6 +79,8 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     if (meta::PlanAttr plan = train.getPlanAttr())
       d.mesh = {plan.getTask(), plan.getData(), plan.getTensor(),
                 plan.getPipeline()};
+  if (auto stages = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
+    d.stages = stages.getInt();
   meta::OptimizerStateLayout layout =
       meta::getOptimizerStateLayout(train.getOptimizer());
   d.statePerParam = layout.perParam;

@@ -45,7 +45,14 @@ struct ProgramDescription {
   /// Mesh axes task, data, tensor, pipeline of a partitioned program (the
   /// step then takes this rank's slice of the task batch).
   std::array<int64_t, 4> mesh{1, 1, 1, 1};
+  /// Pipeline stages: the step and each evaluation function have one
+  /// function per stage, `<name>.stage<s>`.
+  int64_t stages = 1;
 };
+
+/// The symbol of `function`'s code for pipeline stage `stage`.
+std::string stageFunction(const std::string &function, int64_t stages,
+                          int64_t stage);
 
 /// Reads the description of the program of `module` (after the expand
 /// phase, with one meta.train). Reports what the runtime cannot run.

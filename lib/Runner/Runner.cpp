@@ -67,12 +67,29 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     return reinterpret_cast<metart_function>(*address);
   };
 
+  // One function per pipeline stage (just one without a pipeline).
+  int64_t stages = program->stages;
+  auto lookupStages = [&](const std::string &function)
+      -> FailureOr<std::vector<metart_function>> {
+    std::vector<metart_function> functions;
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      FailureOr<metart_function> fn =
+          lookup(stageFunction(function, stages, stage));
+      if (failed(fn))
+        return failure();
+      functions.push_back(*fn);
+    }
+    return functions;
+  };
   metart_program_desc desc{};
   desc.name = program->name.c_str();
-  FailureOr<metart_function> step = lookup(program->stepFunction);
-  if (failed(step))
+  FailureOr<std::vector<metart_function>> steps =
+      lookupStages(program->stepFunction);
+  if (failed(steps))
     return failure();
-  desc.step = *step;
+  desc.step = steps->front();
+  if (stages > 1)
+    desc.step_stages = steps->data();
   desc.params = program->params.data();
   desc.num_params = program->params.size();
   desc.state_per_param = program->statePerParam;
@@ -86,11 +103,17 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     desc.mesh[axis] = program->mesh[axis];
   desc.loss_name = program->lossName.c_str();
   std::vector<metart_eval_desc> evals;
+  std::vector<std::vector<metart_function>> evalStages;
+  evalStages.reserve(program->evaluations.size());
   for (const EvaluationDescription &e : program->evaluations) {
-    FailureOr<metart_function> fn = lookup(e.function);
-    if (failed(fn))
+    FailureOr<std::vector<metart_function>> fns = lookupStages(e.function);
+    if (failed(fns))
       return failure();
-    metart_eval_desc eval{e.steps, *fn, e.tasks.spec, e.count};
+    evalStages.push_back(std::move(*fns));
+    metart_eval_desc eval{e.steps, evalStages.back().front(), e.tasks.spec,
+                          e.count, nullptr};
+    if (stages > 1)
+      eval.stage_functions = evalStages.back().data();
     eval.tasks.path = e.tasks.path.c_str();
     evals.push_back(eval);
   }

@@ -15,6 +15,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},
       {"metart_reduce_scatter",
        reinterpret_cast<void *>(&metart_reduce_scatter)},
+      {"metart_recv", reinterpret_cast<void *>(&metart_recv)},
+      {"metart_send", reinterpret_cast<void *>(&metart_send)},
       {"metart_copy_device", reinterpret_cast<void *>(&metart_copy_device)},
       {"metart_copy_to_device",
        reinterpret_cast<void *>(&metart_copy_to_device)},

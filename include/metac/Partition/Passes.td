@@ -28,6 +28,8 @@ def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
   let options = [
     Option<"mesh", "mesh", "std::string", /*default=*/"",
            "Mesh overriding the spec's plan, e.g. task=4,data=2">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "Micro-batches of a pipeline (0: the plan's, else 2 x stages)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
@@ -55,8 +57,27 @@ def MetaPartition : Pass<"meta-partition", "::mlir::ModuleOp"> {
     (`shard.all_slice`, folded into broadcasts and splat constants);
     mismatched splits are gathered (`shard.all_gather`). Ops without a rule
     run replicated on gathered operands, which is always correct.
+
+    Pipeline stages (a `pipeline` axis of p stages): the functions are
+    first partitioned for one micro-batch (a group of tasks: the task axis
+    is split `micro_batches` times more), then the model's layers are cut
+    into p contiguous groups of about equal parameter count, each op is
+    assigned to the stage of the parameters it reads (or of the nearest op
+    that reads one), and each function is replaced by p functions
+    `<name>.stage<s>`. A stage function runs its ops for every micro-batch
+    in the GPipe order (each op for all micro-batches, in program order),
+    sends the values other stages use (`shard.send` over the pipeline axis)
+    and receives those it uses (`shard.recv`) at the same point of that
+    order on both sides, so ranks never wait on each other in a cycle. A
+    task's inner loop crosses the stages forward and back once per step;
+    other tasks fill the bubble. The micro-batches' partial meta-gradients
+    and losses are added on the stage that computes them and summed over the
+    pipeline axis together with the task reduction, so every stage applies
+    the same outer step to all parameters.
   }];
   let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
                            "::metac::nn::NNDialect"];
 }
 

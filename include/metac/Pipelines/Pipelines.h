@@ -58,6 +58,8 @@ struct PipelineOptions {
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;
+  /// Micro-batches of a pipeline (0: the plan's, else 2 x stages).
+  int64_t microBatches = 0;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

@@ -249,6 +249,30 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return lowerOuterStep(outer);
   if (auto concat = dyn_cast<tensor::ConcatOp>(op))
     return lowerConcat(concat);
+  if (isa<tensor::EmptyOp>(op)) {
+    // Contents undefined: only a buffer (for a receive to fill).
+    result(op);
+    return success();
+  }
+  if (auto send = dyn_cast<shard::SendOp>(op)) {
+    ArrayRef<int64_t> destination = send.getDestination();
+    if (destination.size() != 1)
+      return send.emitOpError("is lowered only to a peer on one axis");
+    emit.checkedCall("metart_send", {ctx, operand(send.getInput()),
+                                     emit.i32(axesMask(send.getGridAxes())),
+                                     emit.i64(destination[0])});
+    descriptors[send.getResult()] = operand(send.getInput());
+    return success();
+  }
+  if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+    std::optional<ArrayRef<int64_t>> source = recv.getSource();
+    if (!source || source->size() != 1)
+      return recv.emitOpError("is lowered only from a peer on one axis");
+    emit.checkedCall("metart_recv",
+                     {ctx, result(op), emit.i32(axesMask(recv.getGridAxes())),
+                      emit.i64((*source)[0])});
+    return success();
+  }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return lowerSlice(slice);
   if (isa<nn::ReshapeOp, nn::StopGradientOp>(op)) {
@@ -478,10 +502,26 @@ struct ConvertNNToRuntimePass
         train.emitOpError("has no step function (run the expand phase first)");
         return signalPassFailure();
       }
-      steps.push_back(module.lookupSymbol<func::FuncOp>(name));
+      SmallVector<StringRef> names{name.getValue()};
       if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
         for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
-          steps.push_back(module.lookupSymbol<func::FuncOp>(eval));
+          names.push_back(eval.getValue());
+      // Pipelines have one function per stage instead.
+      int64_t stages = 1;
+      if (auto attr = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
+        stages = attr.getInt();
+      for (StringRef function : names)
+        for (int64_t stage = 0; stage < stages; ++stage) {
+          std::string symbol = stages > 1
+                                   ? (function + ".stage" + Twine(stage)).str()
+                                   : function.str();
+          auto step = module.lookupSymbol<func::FuncOp>(symbol);
+          if (!step) {
+            train.emitOpError("has no function '") << symbol << "'";
+            return signalPassFailure();
+          }
+          steps.push_back(step);
+        }
     }
     // The lowered functions take the step and evaluation functions' names.
     // One emitter for the module, so constant arrays are shared.

@@ -142,6 +142,9 @@ typedef struct metart_eval_desc {
   metart_function function;
   metart_tasks_spec tasks;
   int64_t count;
+  /** With pipeline stages: the function of each stage (mesh[3] entries),
+   *  replacing `function`; NULL otherwise. */
+  const metart_function *stage_functions;
 } metart_eval_desc;
 
 /** A compiled program as data: `metart_program` with task distributions
@@ -161,6 +164,9 @@ typedef struct metart_program_desc {
   const metart_eval_desc *evals;
   int64_t num_evals;
   int64_t mesh[4]; /* as in metart_program */
+  /** With pipeline stages (mesh[3] > 1): the step of each stage, replacing
+   *  `step`; a rank runs the one of its pipeline coordinate. */
+  const metart_function *step_stages;
 } metart_program_desc;
 
 typedef struct metart_run_options {

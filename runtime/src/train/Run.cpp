@@ -114,9 +114,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   distributed = metart_world_size() > 1;
   uint64_t seed =
       options->seed >= 0 ? static_cast<uint64_t>(options->seed) : desc->seed;
+  // Pipeline stages run different programs: this rank's is the one of its
+  // pipeline coordinate (the fastest-varying one of the rank).
+  int64_t stages = desc->mesh[3] > 1 ? desc->mesh[3] : 1;
+  int64_t stage = metart_world_rank() % stages;
   metart_program program{};
   program.name = desc->name;
-  program.step = desc->step;
+  program.step = desc->step_stages ? desc->step_stages[stage] : desc->step;
   program.params = desc->params;
   program.num_params = desc->num_params;
   program.state_per_param = desc->state_per_param;
@@ -139,7 +143,9 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     if (metart_status s =
             createTasks(e.tasks, seed, &handles.tasks.back(), error, errorSize))
       return s;
-    evals.push_back({e.steps, e.function, handles.tasks.back(), e.count});
+    evals.push_back({e.steps,
+                     e.stage_functions ? e.stage_functions[stage] : e.function,
+                     handles.tasks.back(), e.count});
   }
   program.evals = evals.data();
   program.num_evals = evals.size();

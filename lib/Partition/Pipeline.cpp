@@ -1,0 +1,420 @@
+//===- Pipeline.cpp - pipeline stages with tasks as micro-batches ---------===//
+//
+// Runs after SPMD partitioning, which was told to split the task axis into
+// `micro_batches` more (virtual) parts: the step and evaluation functions
+// then compute one micro-batch (a group of tasks), and their reductions over
+// tasks are partial sums ending in collectives over the task axis. This pass
+// assigns every op to a stage (the stage of the layers whose parameters it
+// reads, or the nearest such op), and writes one function per stage that
+// runs its ops for every micro-batch in the schedule's order, sending the
+// values other stages need and receiving the ones it needs at the same
+// point of that order, so that no two ranks wait on each other. The
+// micro-batches' partial sums are added on the stage that computes them and
+// summed over the pipeline axis with the task reduction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metac/Partition/Passes.h"
+
+#include "BlockDependents.h"
+#include "Pipeline.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Partition/Mesh.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <deque>
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::partition;
+
+namespace {
+
+constexpr unsigned kBatchArguments = 4;
+
+bool hasTaskAxis(Operation *op) {
+  if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
+    return llvm::is_contained(reduce.getGridAxes(), MeshAxis::Task);
+  if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+    return llvm::is_contained(gather.getGridAxes(), MeshAxis::Task);
+  return false;
+}
+
+/// Balanced cut of the model's layers: linear and convolution layers in
+/// order, each weighing its weight's element count, cut into `stages`
+/// contiguous groups of about equal weight. Returns the stage of each model
+/// argument that is a parameter of such a layer.
+FailureOr<DenseMap<unsigned, int64_t>>
+cutLayers(func::FuncOp model, int64_t stages, meta::TrainOp train) {
+  struct Layer {
+    SmallVector<unsigned> params;
+    int64_t weight;
+  };
+  SmallVector<Layer> layers;
+  auto argumentOf = [&](Value v) -> std::optional<unsigned> {
+    if (auto arg = dyn_cast_or_null<BlockArgument>(v))
+      if (arg.getOwner()->getParentOp() == model)
+        return arg.getArgNumber();
+    return std::nullopt;
+  };
+  model.walk([&](Operation *op) {
+    if (!isa<nn::LinearOp, nn::Conv2DOp>(op))
+      return;
+    Layer layer{{}, 0};
+    for (Value operand : op->getOperands().drop_front())
+      if (std::optional<unsigned> arg = argumentOf(operand)) {
+        layer.params.push_back(*arg);
+        layer.weight +=
+            cast<RankedTensorType>(operand.getType()).getNumElements();
+      }
+    if (!layer.params.empty())
+      layers.push_back(layer);
+  });
+  if (static_cast<int64_t>(layers.size()) < stages)
+    return train.emitError()
+           << "the pipeline axis (" << stages
+           << " stages) needs at least as many layers; model '"
+           << model.getSymName() << "' has " << layers.size();
+  int64_t total = 0;
+  for (const Layer &layer : layers)
+    total += layer.weight;
+  DenseMap<unsigned, int64_t> stageOf;
+  int64_t before = 0;
+  for (auto [i, layer] : llvm::enumerate(layers)) {
+    // The stage whose share of the total holds this layer's midpoint, but
+    // never fewer layers left than stages left.
+    int64_t stage = std::min<int64_t>(
+        (2 * before + layer.weight) * stages / (2 * total), stages - 1);
+    int64_t remaining = layers.size() - i;
+    stage = std::max<int64_t>(stage, stages - remaining);
+    if (i > 0) {
+      int64_t previous = stageOf[layers[i - 1].params.front()];
+      stage = std::clamp<int64_t>(stage, previous, previous + 1);
+    } else {
+      stage = 0;
+    }
+    for (unsigned arg : layer.params)
+      stageOf[arg] = stage;
+    before += layer.weight;
+  }
+  return stageOf;
+}
+
+class PipelineSplitter {
+public:
+  PipelineSplitter(func::FuncOp function, shard::GridOp grid, int64_t stages,
+                   int64_t micro, const DenseMap<unsigned, int64_t> &paramStage,
+                   bool concat)
+      : function(function), grid(grid), stages(stages), micro(micro),
+        paramStage(paramStage), concat(concat) {}
+
+  LogicalResult run();
+
+private:
+  void assignStages();
+  func::FuncOp buildStage(int64_t stage);
+  void emitTransfers(OpBuilder &b, Operation *op, int64_t mb, int64_t stage,
+                     IRMapping &mapping);
+
+  func::FuncOp function;
+  shard::GridOp grid;
+  int64_t stages, micro;
+  const DenseMap<unsigned, int64_t> &paramStage;
+  bool concat;
+
+  SetVector<Operation *> region, tail;
+  SmallVector<Operation *> globals;
+  SmallVector<Operation *> owners;
+  DenseMap<Operation *, int64_t> stageOf;
+};
+
+void PipelineSplitter::assignStages() {
+  // Seeds: ops that read a parameter (through broadcasts and transposes of
+  // it) take its layer's stage.
+  DenseMap<Value, std::optional<int64_t>> paramStageOf;
+  std::function<std::optional<int64_t>(Value)> stageOfValue =
+      [&](Value v) -> std::optional<int64_t> {
+    auto it = paramStageOf.find(v);
+    if (it != paramStageOf.end())
+      return it->second;
+    std::optional<int64_t> result;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto found = paramStage.find(arg.getArgNumber());
+      if (found != paramStage.end())
+        result = found->second;
+    } else if (Operation *def = v.getDefiningOp();
+               def && !region.contains(def)) {
+      for (Value operand : def->getOperands())
+        if ((result = stageOfValue(operand)))
+          break;
+    }
+    return paramStageOf[v] = result;
+  };
+  std::deque<Operation *> queue;
+  for (Operation *op : region)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && region.contains(def))
+        continue;
+      if (std::optional<int64_t> stage = stageOfValue(operand)) {
+        stageOf[op] = *stage;
+        queue.push_back(op);
+        break;
+      }
+    }
+  // The others: the stage of the nearest seeded op (breadth first over
+  // uses and definitions inside the region).
+  while (!queue.empty()) {
+    Operation *op = queue.front();
+    queue.pop_front();
+    int64_t stage = stageOf[op];
+    auto visit = [&](Operation *next) {
+      if (next && region.contains(next) && !stageOf.count(next)) {
+        stageOf[next] = stage;
+        queue.push_back(next);
+      }
+    };
+    for (Value operand : op->getOperands())
+      visit(operand.getDefiningOp());
+    for (Operation *user : op->getUsers())
+      visit(user);
+  }
+  for (Operation *op : region)
+    stageOf.try_emplace(op, 0);
+}
+
+/// Emits, at this point of the schedule, the transfers of `op`'s results
+/// for micro-batch `mb` that concern `stage`: sends to every other stage
+/// that uses them (in stage order), or the receive of those it uses.
+void PipelineSplitter::emitTransfers(OpBuilder &b, Operation *op, int64_t mb,
+                                     int64_t stage, IRMapping &mapping) {
+  int64_t producer = stageOf[op];
+  Location loc = op->getLoc();
+  for (Value result : op->getResults()) {
+    SmallVector<int64_t> consumers;
+    for (Operation *user : result.getUsers())
+      if (region.contains(user) && stageOf[user] != producer &&
+          !llvm::is_contained(consumers, stageOf[user]))
+        consumers.push_back(stageOf[user]);
+    llvm::sort(consumers);
+    auto type = cast<RankedTensorType>(result.getType());
+    // Point-to-point transfers take tensors of rank 1 or more.
+    auto wire = type.getRank() == 0
+                    ? RankedTensorType::get({1}, type.getElementType())
+                    : type;
+    for (int64_t consumer : consumers) {
+      if (stage == producer) {
+        Value value = mapping.lookup(result);
+        if (wire != type)
+          value = nn::ReshapeOp::create(b, loc, wire, value);
+        shard::SendOp::create(
+            b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+            b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), value,
+            b.getDenseI64ArrayAttr({consumer}), ValueRange{});
+      } else if (stage == consumer) {
+        Value empty = tensor::EmptyOp::create(b, loc, wire.getShape(),
+                                              wire.getElementType());
+        Value received = shard::RecvOp::create(
+            b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+            b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), empty,
+            b.getDenseI64ArrayAttr({producer}), ValueRange{});
+        if (wire != type)
+          received = nn::ReshapeOp::create(b, loc, type, received);
+        mapping.map(result, received);
+      }
+    }
+  }
+}
+
+func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
+  OpBuilder b(function);
+  Location loc = function.getLoc();
+  Block &source = function.getBody().front();
+  SmallVector<Type> inputs(function.getArgumentTypes());
+  unsigned firstBatch = inputs.size() - kBatchArguments;
+  for (unsigned i = firstBatch; i < inputs.size(); ++i) {
+    auto type = cast<RankedTensorType>(inputs[i]);
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] *= micro;
+    inputs[i] = RankedTensorType::get(shape, type.getElementType());
+  }
+  auto stageFunction = func::FuncOp::create(
+      b, loc, (function.getSymName() + ".stage" + Twine(stage)).str(),
+      FunctionType::get(b.getContext(), inputs, function.getResultTypes()));
+  if (ArrayAttr args = function.getAllArgAttrs())
+    stageFunction.setAllArgAttrs(args);
+  Block *entry = stageFunction.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  IRMapping base;
+  for (auto [from, to] :
+       llvm::zip(source.getArguments(), entry->getArguments()))
+    base.map(from, to);
+  for (Operation *op : globals)
+    b.clone(*op, base);
+
+  // Micro-batch mb reads tasks [mb * n, (mb + 1) * n) of the batch.
+  SmallVector<IRMapping> mappings(micro, base);
+  for (unsigned i = firstBatch; i < source.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(source.getArgument(i).getType());
+    for (int64_t mb = 0; mb < micro; ++mb) {
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+          sizes, strides(type.getRank(), b.getIndexAttr(1));
+      offsets[0] = b.getIndexAttr(mb * type.getDimSize(0));
+      for (int64_t size : type.getShape())
+        sizes.push_back(b.getIndexAttr(size));
+      mappings[mb].map(source.getArgument(i),
+                       tensor::ExtractSliceOp::create(b, loc, type,
+                                                      entry->getArgument(i),
+                                                      offsets, sizes, strides));
+    }
+  }
+
+  // GPipe: each op of the program for every micro-batch, in program order,
+  // so a stage streams micro-batches to the next while it goes on.
+  for (Operation *op : region)
+    for (int64_t mb = 0; mb < micro; ++mb) {
+      if (stageOf[op] == stage)
+        b.clone(*op, mappings[mb]);
+      emitTransfers(b, op, mb, stage, mappings[mb]);
+    }
+
+  // The micro-batches' partial results, added (or, for per-task losses,
+  // concatenated) where they were computed, zeros elsewhere; the task
+  // reduction also sums over the stages.
+  IRMapping tailMapping = base;
+  for (Operation *owner : owners) {
+    Value point = owner->getOperand(0);
+    auto type = cast<RankedTensorType>(point.getType());
+    Operation *def = point.getDefiningOp();
+    Value combined;
+    if (stageOf[def] == stage) {
+      SmallVector<Value> parts;
+      for (int64_t mb = 0; mb < micro; ++mb)
+        parts.push_back(mappings[mb].lookup(point));
+      if (concat && isa<shard::AllGatherOp>(owner)) {
+        combined = tensor::ConcatOp::create(b, loc, /*dim=*/0, parts);
+      } else {
+        combined = parts[0];
+        for (Value part : ArrayRef<Value>(parts).drop_front())
+          combined = nn::AddOp::create(b, loc, combined, part);
+      }
+    } else {
+      SmallVector<int64_t> shape(type.getShape());
+      if (concat && isa<shard::AllGatherOp>(owner))
+        shape[0] *= micro;
+      auto zerosType = RankedTensorType::get(shape, type.getElementType());
+      combined = arith::ConstantOp::create(
+          b, loc, zerosType,
+          DenseElementsAttr::get(zerosType,
+                                 b.getZeroAttr(type.getElementType())));
+    }
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(owner)) {
+      SmallVector<int16_t> axes(reduce.getGridAxes());
+      axes.push_back(MeshAxis::Pipeline);
+      auto merged = shard::AllReduceOp::create(
+          b, loc, combined.getType(), reduce.getGridAttr(),
+          b.getDenseI16ArrayAttr(axes), combined, reduce.getReductionAttr());
+      tailMapping.map(reduce.getResult(), merged.getResult());
+    } else {
+      auto gather = cast<shard::AllGatherOp>(owner);
+      Value summed = shard::AllReduceOp::create(
+          b, loc, combined.getType(), gather.getGrid(),
+          ArrayRef<int16_t>{MeshAxis::Pipeline}, combined,
+          shard::ReductionKind::Sum);
+      auto gathered = shard::AllGatherOp::create(
+          b, loc, gather.getType(), gather.getGridAttr(),
+          gather.getGridAxesAttr(), summed, gather.getGatherAxisAttr());
+      tailMapping.map(gather.getResult(), gathered.getResult());
+    }
+  }
+  for (Operation &op : source)
+    if (tail.contains(&op) && !llvm::is_contained(owners, &op))
+      b.clone(op, tailMapping);
+  return stageFunction;
+}
+
+LogicalResult PipelineSplitter::run() {
+  Block &entry = function.getBody().front();
+  if (function.getNumArguments() < kBatchArguments)
+    return function.emitOpError("has no task batch to pipeline");
+  auto batchArgs = entry.getArguments().take_back(kBatchArguments);
+  SetVector<Operation *> batchOps =
+      getDependents(entry, ValueRange(batchArgs),
+                    [](Operation *op) { return isa<meta::OuterStepOp>(op); });
+  SmallVector<Value> ownerResults;
+  for (Operation *op : batchOps)
+    if (hasTaskAxis(op)) {
+      owners.push_back(op);
+      ownerResults.push_back(op->getResult(0));
+    }
+  tail.insert(owners.begin(), owners.end());
+  for (Operation *op : getDependents(entry, ownerResults))
+    tail.insert(op);
+  tail.insert(entry.getTerminator());
+  for (Operation &op : entry) {
+    if (tail.contains(&op))
+      continue;
+    if (batchOps.contains(&op))
+      region.insert(&op);
+    else
+      globals.push_back(&op);
+  }
+  // Whatever the stages share must go through the task reductions.
+  for (Operation *op : tail)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (region.contains(def) && !llvm::is_contained(owners, op))
+          return op->emitOpError(
+              "uses a per-task value outside a reduction over tasks, which "
+              "pipelining does not support");
+  assignStages();
+  for (int64_t stage = 0; stage < stages; ++stage)
+    buildStage(stage);
+  function.erase();
+  return success();
+}
+
+} // namespace
+
+LogicalResult metac::partition::splitPipelineStages(ModuleOp module) {
+  {
+    SymbolTable symbols(module);
+    for (auto train : llvm::to_vector(module.getOps<meta::TrainOp>())) {
+      meta::PlanAttr plan = train.getPlanAttr();
+      auto gridName = train->getAttrOfType<FlatSymbolRefAttr>("meta.mesh");
+      if (!plan || !gridName || plan.getPipeline() <= 1)
+        continue;
+      auto grid = symbols.lookup<shard::GridOp>(gridName.getValue());
+      auto model = symbols.lookup<func::FuncOp>(train.getModel());
+      FailureOr<DenseMap<unsigned, int64_t>> paramStage =
+          cutLayers(model, plan.getPipeline(), train);
+      if (failed(paramStage))
+        return failure();
+      SmallVector<std::pair<FlatSymbolRefAttr, bool>> functions;
+      functions.push_back(
+          {train->getAttrOfType<FlatSymbolRefAttr>("meta.step"), false});
+      if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
+        for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
+          functions.push_back({eval, true});
+      for (auto [name, isEval] : functions) {
+        auto function = symbols.lookup<func::FuncOp>(name.getValue());
+        if (failed(PipelineSplitter(function, grid, plan.getPipeline(),
+                                    plan.getMicroBatches(), *paramStage, isEval)
+                       .run()))
+          return failure();
+      }
+      train->setAttr("meta.pipeline_stages",
+                     IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                      plan.getPipeline()));
+    }
+  }
+  return success();
+}
