@@ -10,6 +10,7 @@
 #include "metac/Pipelines/Pipelines.h"
 #include "metac/Runner/Runner.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -186,7 +187,22 @@ LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
   for (unsigned axis = 0; axis < partition::kNumMeshAxes; ++axis)
     os << (axis ? "," : " ") << partition::getMeshAxisName(axis) << "="
        << coordinates[axis];
-  os << ": the same SPMD program as every rank, on its slice of the batch\n";
+  int64_t stage = coordinates[partition::MeshAxis::Pipeline];
+  if (mesh.sizes[partition::MeshAxis::Pipeline] == 1) {
+    os << ": the same SPMD program as every rank, on its slice of the "
+          "batch\n";
+    return success();
+  }
+  // Stages run different programs: keep this rank's.
+  std::string suffix = ".stage" + std::to_string(stage);
+  for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
+    StringRef name = function.getSymName();
+    size_t at = name.rfind(".stage");
+    if (at != StringRef::npos && name.substr(at) != suffix)
+      function.erase();
+  }
+  os << ": pipeline stage " << stage
+     << " (the same program as the ranks of that stage)\n";
   return success();
 }
 
