@@ -29,6 +29,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <deque>
 
 using namespace mlir;
@@ -133,6 +135,8 @@ private:
   SmallVector<Operation *> globals;
   SmallVector<Operation *> owners;
   DenseMap<Operation *, int64_t> stageOf;
+  /// The order every stage runs (op, micro-batch) pairs in.
+  SmallVector<std::pair<Operation *, int64_t>> schedule;
 };
 
 void PipelineSplitter::assignStages() {
@@ -188,6 +192,60 @@ void PipelineSplitter::assignStages() {
   }
   for (Operation *op : region)
     stageOf.try_emplace(op, 0);
+
+  // Refinement: an op that reads no parameter moves to the neighbouring
+  // stage that transfers the fewest bytes (a weight gradient, as large as
+  // the weight, belongs where the weight is updated, not where the
+  // activations it is made of come from).
+  DenseSet<Operation *> seeded;
+  for (Operation *op : region)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          (!def || !region.contains(def)) && stageOfValue(operand))
+        seeded.insert(op);
+  auto bytes = [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  };
+  auto transferred = [&](Operation *op, int64_t stage) {
+    int64_t total = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && region.contains(def) && stageOf[def] != stage)
+        total += bytes(operand);
+    for (Value result : op->getResults()) {
+      SmallVector<int64_t> consumers;
+      for (Operation *user : result.getUsers())
+        if (region.contains(user) && stageOf[user] != stage &&
+            !llvm::is_contained(consumers, stageOf[user]))
+          consumers.push_back(stageOf[user]);
+      total += bytes(result) * consumers.size();
+    }
+    return total;
+  };
+  for (int pass = 0; pass < 4; ++pass)
+    for (Operation *op : region) {
+      if (seeded.contains(op))
+        continue;
+      SmallVector<int64_t> candidates;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && region.contains(def))
+          candidates.push_back(stageOf[def]);
+      for (Operation *user : op->getUsers())
+        if (region.contains(user))
+          candidates.push_back(stageOf[user]);
+      int64_t best = stageOf[op];
+      int64_t bestCost = transferred(op, best);
+      for (int64_t candidate : candidates) {
+        int64_t cost = transferred(op, candidate);
+        if (cost < bestCost) {
+          best = candidate;
+          bestCost = cost;
+        }
+      }
+      stageOf[op] = best;
+    }
 }
 
 /// Emits, at this point of the schedule, the transfers of `op`'s results
@@ -277,19 +335,22 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
     }
   }
 
-  // GPipe: each op of the program for every micro-batch, in program order,
-  // so a stage streams micro-batches to the next while it goes on.
-  for (Operation *op : region)
-    for (int64_t mb = 0; mb < micro; ++mb) {
-      if (stageOf[op] == stage)
-        b.clone(*op, mappings[mb]);
-      emitTransfers(b, op, mb, stage, mappings[mb]);
-    }
+  // GPipe wavefront: micro-batch mb runs its ops of segment k (the k-th
+  // run of ops on one stage along the dataflow) in slot k + mb, so while a
+  // stage works on one micro-batch, the next stage works on the one before.
+  // Every stage follows this one order, which respects each micro-batch's
+  // dependencies.
+  for (auto [op, mb] : schedule) {
+    if (stageOf[op] == stage)
+      b.clone(*op, mappings[mb]);
+    emitTransfers(b, op, mb, stage, mappings[mb]);
+  }
 
   // The micro-batches' partial results, added (or, for per-task losses,
   // concatenated) where they were computed, zeros elsewhere; the task
   // reduction also sums over the stages.
   IRMapping tailMapping = base;
+  SmallVector<std::pair<shard::AllReduceOp, Value>> reductions;
   for (Operation *owner : owners) {
     Value point = owner->getOperand(0);
     auto type = cast<RankedTensorType>(point.getType());
@@ -317,12 +378,7 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
                                  b.getZeroAttr(type.getElementType())));
     }
     if (auto reduce = dyn_cast<shard::AllReduceOp>(owner)) {
-      SmallVector<int16_t> axes(reduce.getGridAxes());
-      axes.push_back(MeshAxis::Pipeline);
-      auto merged = shard::AllReduceOp::create(
-          b, loc, combined.getType(), reduce.getGridAttr(),
-          b.getDenseI16ArrayAttr(axes), combined, reduce.getReductionAttr());
-      tailMapping.map(reduce.getResult(), merged.getResult());
+      reductions.push_back({reduce, combined});
     } else {
       auto gather = cast<shard::AllGatherOp>(owner);
       Value summed = shard::AllReduceOp::create(
@@ -333,6 +389,48 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
           b, loc, gather.getType(), gather.getGridAttr(),
           gather.getGridAxesAttr(), summed, gather.getGatherAxisAttr());
       tailMapping.map(gather.getResult(), gathered.getResult());
+    }
+  }
+  // The reductions, each also over the pipeline axis, packed into one
+  // all-reduce per kind: stages hold different values (their own partial
+  // sums, zeros for the others'), so separate reductions of equal-looking
+  // zeros could be merged on one stage and not on another.
+  llvm::MapVector<std::pair<Attribute, Type>,
+                  SmallVector<std::pair<shard::AllReduceOp, Value>>>
+      kinds;
+  for (auto &[reduce, combined] : reductions)
+    kinds[{reduce.getGridAxesAttr(),
+           cast<RankedTensorType>(combined.getType()).getElementType()}]
+        .push_back({reduce, combined});
+  for (auto &[kind, members] : kinds) {
+    shard::AllReduceOp first = members.front().first;
+    SmallVector<int16_t> axes(first.getGridAxes());
+    axes.push_back(MeshAxis::Pipeline);
+    SmallVector<Value> flat;
+    for (auto &[reduce, combined] : members) {
+      auto type = cast<RankedTensorType>(combined.getType());
+      flat.push_back(nn::ReshapeOp::create(
+          b, loc,
+          RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+          combined));
+    }
+    Value packed = flat.size() == 1
+                       ? flat.front()
+                       : tensor::ConcatOp::create(b, loc, /*dim=*/0, flat);
+    Value summed = shard::AllReduceOp::create(
+        b, loc, packed.getType(), first.getGridAttr(),
+        b.getDenseI16ArrayAttr(axes), packed, first.getReductionAttr());
+    int64_t offset = 0;
+    for (auto &[reduce, combined] : members) {
+      auto type = cast<RankedTensorType>(combined.getType());
+      int64_t n = type.getNumElements();
+      Value slice = tensor::ExtractSliceOp::create(
+          b, loc, summed, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      tailMapping.map(reduce.getResult(),
+                      nn::ReshapeOp::create(b, loc, type, slice).getResult());
+      offset += n;
     }
   }
   for (Operation &op : source)
@@ -376,6 +474,29 @@ LogicalResult PipelineSplitter::run() {
               "uses a per-task value outside a reduction over tasks, which "
               "pipelining does not support");
   assignStages();
+  // Segments: a value that crosses stages starts a new one.
+  DenseMap<Operation *, int64_t> segment, position;
+  for (Operation *op : region) {
+    int64_t k = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && region.contains(def))
+        k = std::max(k, segment[def] + (stageOf[def] != stageOf[op] ? 1 : 0));
+    segment[op] = k;
+    position[op] = position.size();
+  }
+  for (Operation *op : region)
+    for (int64_t mb = 0; mb < micro; ++mb)
+      schedule.push_back({op, mb});
+  llvm::stable_sort(schedule, [&](const std::pair<Operation *, int64_t> &a,
+                                  const std::pair<Operation *, int64_t> &b) {
+    int64_t slotA = segment[a.first] + a.second;
+    int64_t slotB = segment[b.first] + b.second;
+    if (slotA != slotB)
+      return slotA < slotB;
+    if (a.first != b.first)
+      return position[a.first] < position[b.first];
+    return a.second < b.second;
+  });
   for (int64_t stage = 0; stage < stages; ++stage)
     buildStage(stage);
   function.erase();

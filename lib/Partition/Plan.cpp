@@ -265,7 +265,7 @@ struct MetaPlanPass
         plan ? plan.getSchedule() : meta::PipelineSchedule::GPipe));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
-      annotateBatch(function, grid, shape, micro > 1);
+      annotateBatch(function, grid, shape, stages > 1);
       annotateParams(function, grid, splits);
       if (micro > 1)
         function->setAttr("meta.micro_batches", b.getI64IntegerAttr(micro));
