@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Tensor and pipeline parallelism on this machine, against one process in
+# the same run: time per meta-iteration, peak memory of rank 0, and for
+# pipelines the fraction of a stage's time spent waiting on the other
+# stages next to the ideal bubble (p-1)/(m+p-1).
+#   bench/model_parallel.sh [ITERATIONS]      (default 40)
+# Every process runs OpenBLAS on one thread, so N processes use N cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${METAC_BUILD_DIR:-$root/build}
+iterations=${1:-40}
+"$root/scripts/build.sh" metac >/dev/null
+spec=$root/bench/specs/wide_mlp.meta
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run NAME PROCESSES [metac options]: prints ms/iteration and peak bytes.
+run() {
+  local name=$1 np=$2
+  shift 2
+  local launch=()
+  if [ "$np" -gt 1 ]; then
+    launch=(mpirun -np "$np" -x OPENBLAS_NUM_THREADS)
+  fi
+  "${launch[@]}" "$build/bin/metac" run "$spec" --iterations="$iterations" \
+    --quiet --metrics="$work/$name.jsonl" "$@" >"$work/$name.out"
+  sed -n 's/.*, \([0-9.]*\) ms\/iteration.*memory \([0-9]*\) bytes/\1 \2/p' \
+    "$work/$name.out"
+}
+
+read -r base_ms base_bytes < <(run single 1)
+printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
+printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$base_ms" 1.00x "$base_bytes" 1.00x
+for config in tensor=2 tensor=4 pipeline=2 pipeline=4; do
+  np=${config#*=}
+  read -r ms bytes < <(run "${config/=/}" "$np" --mesh "$config")
+  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $base_ms / $ms, $bytes, $bytes / $base_bytes))"
+done
+
+echo
+echo "pipeline=2 bubble: waiting fraction of stage 0 (time in pipeline transfers / time per iteration)"
+printf '%-16s %10s %10s %10s %8s\n' micro-batches ms/iter measured ideal ratio
+for m in 1 2 4 8 16; do
+  read -r ms bytes < <(run "bubble$m" 2 --mesh pipeline=2 --micro-batches "$m")
+  /usr/bin/python3 - "$work/bubble$m.jsonl" "$m" "$ms" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])][5:]
+total = sum(l["seconds"] for l in lines)
+waiting = sum(l["comm"].get("pipeline", {}).get("seconds", 0) for l in lines)
+m = int(sys.argv[2])
+ideal = 1 / (m + 1)
+print("%-16d %10.2f %10.3f %10.3f %7.2fx" % (m, float(sys.argv[3]), waiting / total, ideal, (waiting / total) / ideal))
+PY
+done
