@@ -5,10 +5,13 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace metac;
@@ -46,7 +49,7 @@ constexpr llvm::StringLiteral kBuiltins[] = {
     "layer_norm",  "embedding", "relu",       "tanh",       "sigmoid",
     "gelu",        "exp",       "log",        "sqrt",       "softmax",
     "log_softmax", "flatten",   "reshape",    "transpose",  "matmul",
-    "sum",         "mean"};
+    "sum",         "mean",      "attention"};
 
 /// Bounds the inlining of nested blocks (and catches recursion early).
 constexpr unsigned kMaxBlockDepth = 32;
@@ -98,6 +101,7 @@ private:
   /// Verifies a freshly built op (reporting at its location) and returns its
   /// result, or null.
   Value finish(Operation *op);
+  Value genAttention(const CallExpr &call, Scope &scope);
   bool requireFloat(Value v, const CallExpr &call);
   bool requireRank(Value v, const CallExpr &call, int64_t minRank,
                    StringRef layout);
@@ -633,6 +637,123 @@ Value ModelGenerator::createParam(StringRef layer, StringRef suffix,
   return param;
 }
 
+/// Multi-head self-attention over the sequence of `x` ([S, D] per sample):
+/// projections q, k, v of D features split into `heads` heads, softmax of
+/// q k^T / sqrt(D / heads) (positions after the query masked out when
+/// `causal`), the heads' weighted values joined and projected by o. Built
+/// from nn ops, so it is differentiated (twice) like the rest. Parameters
+/// `<name>.{q,k,v,o}.{weight,bias}` as four linear layers.
+Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
+  Location l = loc(call.getLoc());
+  if (!checkArguments(call, 2, 2, {"name", "causal", "bias"}))
+    return nullptr;
+  Value x = genTensor(*call.args[0], scope, "an argument");
+  if (!x || !requireFloat(x, call) ||
+      !requireRank(x, call, 2, "[sequence, features]"))
+    return nullptr;
+  RankedTensorType xt = cast<RankedTensorType>(x.getType());
+  Type element = xt.getElementType();
+  auto heads = intValue(*call.args[1], "the number of heads", 1);
+  auto causal = boolValue(keyword(call, "causal"), "'causal'", false);
+  auto bias = boolValue(keyword(call, "bias"), "'bias'", true);
+  auto name = layerName(call, scope);
+  if (!heads || !causal || !bias || !name)
+    return nullptr;
+  ArrayRef<int64_t> xs = xt.getShape();
+  int64_t rank = xs.size(), length = xs[rank - 2], features = xs[rank - 1];
+  if (features % *heads != 0) {
+    diags.error(call.getLoc()) << "'attention' cannot split " << features
+                               << " features into " << *heads << " heads";
+    return nullptr;
+  }
+  int64_t width = features / *heads;
+  SmallVector<int64_t> lead(xs.drop_back(2));
+  auto typeOf = [&](ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> shape(lead);
+    shape.append(tail.begin(), tail.end());
+    return RankedTensorType::get(shape, element);
+  };
+  auto project = [&](StringRef which, Value input) -> Value {
+    Value w =
+        createParam(*name, (which + ".weight").str(), {features, features},
+                    element, "uniform_fan_in", features, call.getLoc());
+    if (!w)
+      return nullptr;
+    Value b =
+        *bias ? createParam(*name, (which + ".bias").str(), {features}, element,
+                            "uniform_fan_in", features, call.getLoc())
+              : Value();
+    if (*bias && !b)
+      return nullptr;
+    return finish(nn::LinearOp::create(
+        builder, l, cast<RankedTensorType>(input.getType()), input, w, b));
+  };
+  // [..., S, D] -> [..., heads, S, width]
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    perm.push_back(d);
+  int64_t s = rank - 2;
+  SmallVector<int64_t> toHeads(perm);
+  toHeads.append({s + 1, s, s + 2});
+  auto split = [&](Value v) -> Value {
+    if (!v)
+      return nullptr;
+    Value r = finish(
+        nn::ReshapeOp::create(builder, l, typeOf({length, *heads, width}), v));
+    return r ? finish(nn::TransposeOp::create(
+                   builder, l, typeOf({*heads, length, width}), r,
+                   builder.getDenseI64ArrayAttr(toHeads)))
+             : nullptr;
+  };
+  Value q = split(project("q", x));
+  Value k = q ? split(project("k", x)) : nullptr;
+  Value v = k ? split(project("v", x)) : nullptr;
+  if (!v)
+    return nullptr;
+  Value scores = finish(nn::MatmulOp::create(
+      builder, l, typeOf({*heads, length, length}), q, k, false, true));
+  if (!scores)
+    return nullptr;
+  scores = finish(nn::ScaleOp::create(
+      builder, l, scores,
+      builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(width)))));
+  if (scores && *causal) {
+    // Later positions get a large negative score: softmax gives them 0.
+    SmallVector<Attribute> mask;
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t j = 0; j < length; ++j)
+        mask.push_back(builder.getFloatAttr(element, j > i ? -1e9 : 0.0));
+    auto maskType = RankedTensorType::get({length, length}, element);
+    Value m = arith::ConstantOp::create(builder, l, maskType,
+                                        DenseElementsAttr::get(maskType, mask));
+    SmallVector<int64_t> added(perm);
+    added.push_back(s);
+    Value wide = finish(
+        nn::BroadcastOp::create(builder, l, typeOf({*heads, length, length}), m,
+                                builder.getDenseI64ArrayAttr(added)));
+    scores =
+        wide ? finish(nn::AddOp::create(builder, l, scores, wide)) : nullptr;
+  }
+  if (!scores)
+    return nullptr;
+  Value weights = finish(nn::SoftmaxOp::create(
+      builder, l, scores, builder.getI64IntegerAttr(rank)));
+  Value context = weights ? finish(nn::MatmulOp::create(
+                                builder, l, typeOf({*heads, length, width}),
+                                weights, v, false, false))
+                          : nullptr;
+  if (!context)
+    return nullptr;
+  // [..., heads, S, width] -> [..., S, D]
+  Value joined = finish(
+      nn::TransposeOp::create(builder, l, typeOf({length, *heads, width}),
+                              context, builder.getDenseI64ArrayAttr(toHeads)));
+  joined = joined ? finish(nn::ReshapeOp::create(
+                        builder, l, typeOf({length, features}), joined))
+                  : nullptr;
+  return joined ? project("o", joined) : nullptr;
+}
+
 Value ModelGenerator::finish(Operation *op) {
   if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
     op->erase();
@@ -698,6 +819,9 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
       return nullptr;
     return finish(it->second(x));
   }
+
+  if (callee == "attention")
+    return genAttention(call, scope);
 
   if (callee == "matmul") {
     if (!checkArguments(call, 2, 2, {}))
