@@ -6,6 +6,7 @@ set(METART_DATA_ROOT ${CMAKE_CURRENT_LIST_DIR})
 
 target_sources(metart PRIVATE
   ${METART_DATA_ROOT}/src/data/Episodes.cpp
+  ${METART_DATA_ROOT}/src/data/Sequence.cpp
   ${METART_DATA_ROOT}/src/data/Sinusoid.cpp
   ${METART_DATA_ROOT}/src/data/Tasks.cpp
   ${METART_DATA_ROOT}/src/io/AtomicFile.cpp
@@ -28,6 +29,7 @@ add_executable(metart-data-test
   ${METART_DATA_ROOT}/test/data/EpisodesTest.cpp
   ${METART_DATA_ROOT}/test/data/RandomTest.cpp
   ${METART_DATA_ROOT}/test/data/SafetensorsTest.cpp
+  ${METART_DATA_ROOT}/test/data/SequenceTest.cpp
   ${METART_DATA_ROOT}/test/data/SinusoidTest.cpp
 )
 target_include_directories(metart-data-test PRIVATE ${METART_DATA_ROOT}/src)

@@ -46,6 +46,22 @@ metart_status metart_tasks_create_sinusoid(const metart_sinusoid_config *config,
                                            uint64_t seed,
                                            metart_tasks **out_tasks);
 
+/** Token sequences for small sequence models: each task draws a
+ *  permutation pi of [0, vocab); a sample is x, `length` tokens uniform in
+ *  [0, vocab), with targets y[0] = pi(x[0]) and y[t] = pi(x[t - 1]) (the
+ *  previous token, mapped). Inputs and targets are METART_I64[length];
+ *  vocab is at most 2^20, vocab and length at least 2. */
+typedef struct metart_sequence_config {
+  int64_t vocab;
+  int64_t length;
+  int64_t support;
+  int64_t query;
+} metart_sequence_config;
+
+metart_status metart_tasks_create_sequence(const metart_sequence_config *config,
+                                           uint64_t seed,
+                                           metart_tasks **out_tasks);
+
 /** Fixed episodes from a safetensors file with `support.x`, `support.y`,
  *  `query.x`, `query.y`, each with a leading episode axis and a sample axis
  *  ([N, samples, sample shape...]; inputs F32 or F64, targets any dtype).

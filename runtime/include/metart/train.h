@@ -128,13 +128,17 @@ metart_status metart_train(metart_context *context,
 typedef enum metart_tasks_kind {
   METART_TASKS_SINUSOID = 0,
   METART_TASKS_EPISODES = 1,
+  METART_TASKS_SEQUENCE = 2,
 } metart_tasks_kind;
 
-/** A task distribution to create (sinusoid configuration or episodes file). */
+/** A task distribution to create: the configuration of its kind, or the
+ *  episodes file. `sequence` comes last so that initialisers written before
+ *  it still fill the other fields. */
 typedef struct metart_tasks_spec {
   int32_t kind; /* metart_tasks_kind */
   metart_sinusoid_config sinusoid;
   const char *path;
+  metart_sequence_config sequence;
 } metart_tasks_spec;
 
 typedef struct metart_eval_desc {

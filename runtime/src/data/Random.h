@@ -52,6 +52,17 @@ public:
     return low + (high - low) * unit;
   }
 
+  /// An integer uniform in [0, `n`), `n` >= 1: the high word of next() * n
+  /// (Lemire), redrawn when the low word falls in the `2^64 mod n` values
+  /// that would favour small results.
+  uint64_t below(uint64_t n) {
+    unsigned __int128 product = static_cast<unsigned __int128>(next()) * n;
+    uint64_t threshold = (0 - n) % n;
+    while (static_cast<uint64_t>(product) < threshold)
+      product = static_cast<unsigned __int128>(next()) * n;
+    return static_cast<uint64_t>(product >> 64);
+  }
+
 private:
   uint64_t state;
 };

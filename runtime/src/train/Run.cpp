@@ -70,10 +70,18 @@ void printComm(FILE *out, const metart_train_result &result) {
 
 metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
                           metart_tasks **out, char *error, size_t size) {
-  metart_status status =
-      spec.kind == METART_TASKS_SINUSOID
-          ? metart_tasks_create_sinusoid(&spec.sinusoid, seed, out)
-          : metart_tasks_create_episodes(spec.path, out);
+  metart_status status;
+  switch (spec.kind) {
+  case METART_TASKS_SINUSOID:
+    status = metart_tasks_create_sinusoid(&spec.sinusoid, seed, out);
+    break;
+  case METART_TASKS_SEQUENCE:
+    status = metart_tasks_create_sequence(&spec.sequence, seed, out);
+    break;
+  default:
+    status = metart_tasks_create_episodes(spec.path, out);
+    break;
+  }
   if (status)
     std::snprintf(error, size, "cannot create the task distribution: %s",
                   metart_tasks_last_error(*out));

@@ -1,8 +1,9 @@
 //===- RandomTest.cpp - the generator behind task sampling ----------------===//
 //
 // splitmix64 against the published outputs of its reference code, uniform
-// doubles in range with the right mean, and task keys that do not collide
-// over a grid of (seed, split, iteration, index).
+// doubles in range with the right mean, uniform integers below a bound, and
+// task keys that do not collide over a grid of (seed, split, iteration,
+// index).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,24 @@ TEST(Random, TaskKeysDoNotCollide) {
           keys.insert(hashWords({seed, split, iteration, index}));
   EXPECT_EQ(keys.size(), static_cast<size_t>(count));
   EXPECT_NE(hashWords({1, 2}), hashWords({2, 1}));
+}
+
+TEST(Random, BelowIsUniformOverItsRange) {
+  SplitMix64 random(42);
+  const int n = 70000;
+  int counts[7] = {};
+  for (int i = 0; i < n; ++i) {
+    uint64_t k = random.below(7);
+    ASSERT_LT(k, 7u);
+    ++counts[k];
+  }
+  // Each count is binomial(n, 1/7): within 5 standard deviations.
+  for (int count : counts)
+    EXPECT_NEAR(count, n / 7.0, 5 * std::sqrt(n * (1 / 7.0) * (6 / 7.0)));
+  EXPECT_EQ(SplitMix64(3).below(1), 0u);
+  // 2^63 + 1 rejects almost half of the words: still in range.
+  for (int i = 0; i < 100; ++i)
+    ASSERT_LE(random.below((1ull << 63) + 1), 1ull << 63);
 }
 
 } // namespace
