@@ -100,8 +100,52 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
       return std::nullopt;
     return arg.getArgNumber();
   };
+  // Attention layers split by heads: the q, k and v projections by output
+  // features (whole heads per rank), o by input features.
+  auto paramName = [&](unsigned arg) -> StringRef {
+    if (auto name = model.getArgAttrOfType<StringAttr>(arg, "meta.param"))
+      return name.getValue();
+    return "";
+  };
+  DenseSet<Operation *> attentionLinears;
+  model.walk([&](nn::LinearOp q) {
+    std::optional<unsigned> wq = argumentOf(q.getWeight());
+    if (!wq || !paramName(*wq).ends_with(".q.weight"))
+      return;
+    StringRef layer = paramName(*wq).drop_back(strlen(".q.weight"));
+    // The heads: the reshape of q's result into [..., S, heads, width].
+    int64_t heads = 0;
+    for (Operation *user : q->getUsers())
+      if (auto reshape = dyn_cast<nn::ReshapeOp>(user))
+        heads = cast<RankedTensorType>(reshape.getType()).getShape().end()[-2];
+    if (heads == 0 || heads % size != 0)
+      return;
+    SmallVector<nn::LinearOp> projections;
+    model.walk([&](nn::LinearOp op) {
+      if (std::optional<unsigned> w = argumentOf(op.getWeight()))
+        for (StringRef which :
+             {".q.weight", ".k.weight", ".v.weight", ".o.weight"})
+          if (paramName(*w) == (layer + which).str())
+            projections.push_back(op);
+    });
+    if (projections.size() != 4)
+      return;
+    for (nn::LinearOp op : projections) {
+      bool output =
+          paramName(*argumentOf(op.getWeight())).ends_with(".o.weight");
+      splits.push_back({*argumentOf(op.getWeight()), output ? 1 : 0});
+      if (!output && op.getBias())
+        if (std::optional<unsigned> b = argumentOf(op.getBias()))
+          splits.push_back({*b, 0});
+      attentionLinears.insert(op);
+    }
+  });
+
   SmallVector<nn::LinearOp> linears;
-  model.walk([&](nn::LinearOp op) { linears.push_back(op); });
+  model.walk([&](nn::LinearOp op) {
+    if (!attentionLinears.contains(op))
+      linears.push_back(op);
+  });
   for (size_t i = 0; i + 1 < linears.size(); ++i) {
     nn::LinearOp column = linears[i], row = linears[i + 1];
     std::optional<unsigned> w1 = argumentOf(column.getWeight());
@@ -126,7 +170,8 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
     return train.emitError()
            << "mesh " << mesh.str() << " (" << origin
            << "): the tensor axis splits pairs of consecutive linear layers "
-              "whose hidden width it divides, and model '"
+              "whose hidden width it divides, and attention layers whose "
+              "heads it divides; model '"
            << model.getSymName() << "' has none";
   return success();
 }

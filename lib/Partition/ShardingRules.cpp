@@ -250,9 +250,11 @@ OpPlan transposePlan(nn::TransposeOp op, const RuleContext &ctx) {
   return plan;
 }
 
-/// A split dimension survives a reshape when it is a dimension of the
-/// result too, at the same flat offset (same prefix product); others are
-/// gathered first.
+/// A split dimension survives a reshape when the result has a dimension at
+/// the same flat offset (same prefix product) that is the same dimension,
+/// its outer factor (a split into [heads, width]: whole heads per rank), or
+/// a merge that it leads ([heads, width] back into features): in each case
+/// every rank's part stays one contiguous block. Others are gathered first.
 OpPlan reshapePlan(nn::ReshapeOp op, const RuleContext &ctx) {
   const Sharding &x = ctx.shardingOf(op.getInput());
   ArrayRef<int64_t> in = ctx.globalTypeOf(op.getInput()).getShape();
@@ -268,11 +270,29 @@ OpPlan reshapePlan(nn::ReshapeOp op, const RuleContext &ctx) {
     bool kept = false;
     for (int64_t e = 0; e < static_cast<int64_t>(out.size());
          prefixOut *= out[e], ++e) {
-      if (prefixOut == prefixIn && out[e] == in[d]) {
+      if (prefixOut != prefixIn)
+        continue;
+      int64_t parts = ctx.meshSizes[axis];
+      bool same = out[e] == in[d];
+      bool outerFactor = out[e] < in[d] && in[d] % out[e] == 0;
+      // A merge led by this dimension: the following input dimensions
+      // must make up the rest of out[e], unsplit.
+      bool leadsMerge = false;
+      if (out[e] > in[d] && out[e] % in[d] == 0) {
+        int64_t rest = out[e] / in[d], product = 1;
+        for (int64_t i = d + 1;
+             i < static_cast<int64_t>(in.size()) && product < rest; ++i) {
+          if (source[i] != kReplicated)
+            break;
+          product *= in[i];
+        }
+        leadsMerge = product == rest;
+      }
+      if ((same || outerFactor || leadsMerge) && out[e] % parts == 0) {
         result[e] = axis;
         kept = true;
-        break;
       }
+      break;
     }
     if (!kept)
       axis = kReplicated;
@@ -313,6 +333,59 @@ OpPlan softmaxPlan(Operation *op, int64_t axis, const RuleContext &ctx) {
   OpPlan plan;
   plan.operands.push_back({dims, false});
   plan.results.push_back({dims, 0});
+  return plan;
+}
+
+/// Normalisation over the last dimension: leading dimensions are
+/// independent; the normalised one stays whole, and so do the parameters
+/// beyond their leading (task) dimensions.
+OpPlan layerNormPlan(nn::LayerNormOp op, const RuleContext &ctx) {
+  SmallVector<int> dims = ctx.shardingOf(op.getInput()).dims;
+  dims.back() = kReplicated;
+  int64_t leading = ctx.globalTypeOf(op.getWeight()).getRank() - 1;
+  SmallVector<int> params(ArrayRef<int>(dims).take_front(leading));
+  params.push_back(kReplicated);
+  OpPlan plan;
+  plan.operands = {{dims, false}, {params, false}, {params, false}};
+  plan.results.push_back({dims, 0});
+  return plan;
+}
+
+/// Table lookups keep the positions' distribution; the table's leading
+/// (task) dimensions follow the positions', its rows and features stay
+/// whole.
+OpPlan embeddingPlan(nn::EmbeddingOp op, const RuleContext &ctx) {
+  SmallVector<int> ids = ctx.shardingOf(op.getIds()).dims;
+  int64_t leading = ctx.globalTypeOf(op.getTable()).getRank() - 2;
+  SmallVector<int> table(ArrayRef<int>(ids).take_front(leading));
+  table.append({kReplicated, kReplicated});
+  SmallVector<int> result = ids;
+  result.push_back(kReplicated);
+  OpPlan plan;
+  plan.operands = {{ids, false}, {table, false}};
+  plan.results.push_back({result, 0});
+  return plan;
+}
+
+/// The scatter-add into the table sums over positions: split positions
+/// beyond the table's leading dimensions give a partial table.
+OpPlan embeddingBackwardPlan(nn::EmbeddingBackwardOp op,
+                             const RuleContext &ctx) {
+  const Sharding &ids = ctx.shardingOf(op.getIds());
+  const Sharding &grad = ctx.shardingOf(op.getGrad());
+  SmallVector<int> positions;
+  for (auto [a, b] : llvm::zip(ids.dims, grad.dims))
+    positions.push_back(join(a, b));
+  dedupe(positions);
+  SmallVector<int> gradDims = positions;
+  gradDims.push_back(kReplicated);
+  int64_t leading = cast<RankedTensorType>(op.getType()).getRank() - 2;
+  SmallVector<int> result(ArrayRef<int>(positions).take_front(leading));
+  result.append({kReplicated, kReplicated});
+  OpPlan plan;
+  plan.operands = {{positions, false}, {gradDims, false}};
+  plan.results.push_back(
+      {result, splitMask(ArrayRef<int>(positions).drop_front(leading))});
   return plan;
 }
 
@@ -363,5 +436,10 @@ OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
                            ctx);
       })
       .Case([&](nn::OneHotOp op) { return oneHotPlan(op, ctx); })
+      .Case([&](nn::LayerNormOp op) { return layerNormPlan(op, ctx); })
+      .Case([&](nn::EmbeddingOp op) { return embeddingPlan(op, ctx); })
+      .Case([&](nn::EmbeddingBackwardOp op) {
+        return embeddingBackwardPlan(op, ctx);
+      })
       .Default([&](Operation *op) { return replicatedPlan(op, ctx); });
 }
