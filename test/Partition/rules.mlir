@@ -46,16 +46,17 @@ func.func @means(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<f32>, tens
 
 shard.grid @mesh(shape = 2x4x1x1)
 
-// A reshape keeps a split leading dimension; softmax over a split axis
-// gathers it; an op without a rule (conv2d) runs on gathered operands.
+// A reshape keeps a split dimension that leads a merge (8 x 6 into 48:
+// each rank's 2 rows are 12 contiguous elements); softmax over a split
+// axis gathers it; an op without a rule (conv2d) runs on gathered operands.
 // CHECK-LABEL: func.func @gathers(
 func.func @gathers(%x: tensor<4x8x6xf32>, %w: tensor<3x6x1x1xf32>) -> (tensor<4x48xf32>, tensor<4x8x6xf32>, tensor<4x8x3x1x1xf32>) {
   %s = shard.sharding @mesh split_axes = [[0], [1]] : !shard.sharding
   %x1 = shard.shard %x to %s : tensor<4x8x6xf32>
-  // CHECK: %[[G1:.*]] = shard.all_gather %{{.*}} on @mesh grid_axes = [1] gather_axis = 1 : tensor<2x2x6xf32> -> tensor<2x8x6xf32>
-  // CHECK-NEXT: nn.reshape %[[G1]] : tensor<2x8x6xf32> -> tensor<2x48xf32>
+  // CHECK: nn.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x12xf32>
   %r = nn.reshape %x1 : tensor<4x8x6xf32> -> tensor<4x48xf32>
-  // CHECK: nn.softmax %{{.*}} axis 1 : tensor<2x8x6xf32>
+  // CHECK: %[[G1:.*]] = shard.all_gather %{{.*}} on @mesh grid_axes = [1] gather_axis = 1 : tensor<2x2x6xf32> -> tensor<2x8x6xf32>
+  // CHECK-NEXT: nn.softmax %[[G1]] axis 1 : tensor<2x8x6xf32>
   %sm = nn.softmax %x1 axis 1 : tensor<4x8x6xf32>
   %x4 = nn.reshape %x1 : tensor<4x8x6xf32> -> tensor<4x8x6x1x1xf32>
   // CHECK: nn.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x2x6x1x1xf32>
