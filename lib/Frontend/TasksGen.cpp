@@ -13,8 +13,11 @@ using namespace metac::frontend;
 
 namespace {
 
-constexpr llvm::StringLiteral kKinds[] = {"sinusoid", "fashion_mnist",
-                                          "image_folder", "episodes"};
+constexpr llvm::StringLiteral kKinds[] = {
+    "sinusoid", "sequence", "fashion_mnist", "image_folder", "episodes"};
+
+/// The runtime's largest sequence vocabulary (metart/data.h).
+constexpr int64_t kMaxVocab = int64_t(1) << 20;
 
 Type floatType(OpBuilder &b, StringRef dtype) {
   return dtype == "f64" ? Type(b.getF64Type()) : Type(b.getF32Type());
@@ -70,7 +73,8 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
   if (!llvm::is_contained(kKinds, decl.kind)) {
     InFlightDiagnostic diag = diags.error(decl.kindLoc);
     diag << "unknown task distribution kind '" << decl.kind
-         << "' (expected sinusoid, fashion_mnist, image_folder or episodes)";
+         << "' (expected sinusoid, sequence, fashion_mnist, image_folder or "
+            "episodes)";
     attachDidYouMean(
         diag, decl.kind,
         SmallVector<StringRef>(std::begin(kKinds), std::end(kKinds)));
@@ -103,6 +107,27 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
     config.set("input", pair(*range));
     Type f = floatType(builder, *dtype);
     input = target = RankedTensorType::get({1}, f);
+    support = *s;
+    query = *q;
+  } else if (decl.kind == "sequence") {
+    FieldReader fields(diags, decl.fields, what, decl.loc,
+                       {"vocab", "length", "support", "query"});
+    auto vocab = fields.integer("vocab", 16, 2);
+    auto length = fields.integer("length", 8, 2);
+    auto s = fields.integer("support", 10, 1);
+    auto q = fields.integer("query", 10, 1);
+    if (fields.hadError() || !vocab || !length || !s || !q)
+      return nullptr;
+    // The runtime holds one permutation of the vocabulary per draw.
+    if (*vocab > kMaxVocab) {
+      fields.error(*fields.find("vocab"))
+          << "field 'vocab' of " << what << " must be <= " << kMaxVocab
+          << ", got " << *vocab;
+      return nullptr;
+    }
+    config.set("vocab", builder.getI64IntegerAttr(*vocab));
+    config.set("length", builder.getI64IntegerAttr(*length));
+    input = target = RankedTensorType::get({*length}, builder.getI64Type());
     support = *s;
     query = *q;
   } else if (decl.kind == "fashion_mnist" || decl.kind == "image_folder") {

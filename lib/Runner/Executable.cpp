@@ -53,7 +53,10 @@ void writeTasks(llvm::raw_ostream &os, const TasksDescription &t) {
      << llvm::format("%.17g", c.input[0]) << ", "
      << llvm::format("%.17g", c.input[1]) << "}, " << c.support << ", "
      << c.query << ", " << c.dtype << "}, "
-     << (t.path.empty() ? std::string("0") : quoted(t.path)) << "}";
+     << (t.path.empty() ? std::string("0") : quoted(t.path));
+  const metart_sequence_config &q = t.spec.sequence;
+  os << ", {" << q.vocab << ", " << q.length << ", " << q.support << ", "
+     << q.query << "}}";
 }
 
 /// The C source of `main`: the program's description as constants.

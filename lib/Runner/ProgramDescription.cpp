@@ -40,6 +40,15 @@ static FailureOr<TasksDescription> describeTasks(meta::TasksOp op) {
     d.spec.kind = METART_TASKS_SINUSOID;
     return d;
   }
+  if (op.getKind() == "sequence") {
+    metart_sequence_config &c = d.spec.sequence;
+    c.vocab = op.getConfig().getAs<IntegerAttr>("vocab").getInt();
+    c.length = op.getConfig().getAs<IntegerAttr>("length").getInt();
+    c.support = op.getSupportAttr().getInt();
+    c.query = op.getQueryAttr().getInt();
+    d.spec.kind = METART_TASKS_SEQUENCE;
+    return d;
+  }
   if (op.getKind() == "episodes") {
     d.spec.kind = METART_TASKS_EPISODES;
     d.path = op.getConfig().getAs<StringAttr>("path").getValue().str();

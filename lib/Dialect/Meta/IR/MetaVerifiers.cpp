@@ -18,10 +18,37 @@ bool TasksOp::isClassification() {
               cast<RankedTensorType>(getTargetType()).getElementType()));
 }
 
+/// An integer field of a task configuration, or 0 when absent.
+static int64_t configInteger(TasksOp op, StringRef name) {
+  auto value = op.getConfig().getAs<IntegerAttr>(name);
+  return value ? value.getInt() : 0;
+}
+
+/// Sequence tasks: `vocab` and `length` (both >= 2) in the configuration,
+/// samples tensor<length x i64> -> tensor<length x i64>.
+static LogicalResult verifySequenceTasks(TasksOp op) {
+  int64_t vocab = configInteger(op, "vocab"),
+          length = configInteger(op, "length");
+  if (vocab < 2 || length < 2)
+    return op.emitOpError("sequence tasks expect integers vocab >= 2 and "
+                          "length >= 2 in config, got ")
+           << op.getConfig();
+  auto expected =
+      RankedTensorType::get({length}, IntegerType::get(op.getContext(), 64));
+  if (op.getInputType() != expected || op.getTargetType() != expected)
+    return op.emitOpError("sequence tasks of length ")
+           << length << " have samples " << expected << " -> " << expected
+           << ", got " << op.getInputType() << " -> " << op.getTargetType();
+  if (op.getWaysAttr())
+    return op.emitOpError("sequence tasks have no ways");
+  return success();
+}
+
 LogicalResult TasksOp::verify() {
   StringRef kind = getKind();
   if (!llvm::is_contained(
-          {"sinusoid", "fashion_mnist", "image_folder", "episodes"}, kind))
+          {"sinusoid", "sequence", "fashion_mnist", "image_folder", "episodes"},
+          kind))
     return emitOpError("unknown task distribution kind '") << kind << "'";
   // I64Attr getters return uint64_t: read the values signed.
   int64_t support = getSupportAttr().getInt(), query = getQueryAttr().getInt();
@@ -41,6 +68,8 @@ LogicalResult TasksOp::verify() {
       return emitOpError("support and query sizes must be multiples of ways "
                          "(")
              << ways << ")";
+  } else if (kind == "sequence") {
+    return verifySequenceTasks(*this);
   } else if (getWaysAttr() && ways < 2) {
     return emitOpError("expects ways >= 2, got ") << ways;
   }
@@ -131,20 +160,35 @@ static LogicalResult verifyModelAgainstTasks(Operation *op, func::FuncOp model,
              << output << " with targets of type " << tasks.getTargetType();
     return success();
   }
+  // Targets are one class label per position (a single one for
+  // classification, one per token for sequences); the output adds a class
+  // dimension.
   auto target = cast<RankedTensorType>(tasks.getTargetType());
-  if (target.getRank() != 0 || !isa<IntegerType>(target.getElementType()))
+  bool labels = isa<IntegerType>(target.getElementType()) &&
+                (target.getRank() == 0 || tasks.getKind() == "sequence");
+  if (!labels)
     return op->emitOpError("cross_entropy loss needs integer class labels, "
                            "tasks give ")
            << target;
-  if (output.getRank() != 1)
-    return op->emitOpError("cross_entropy loss needs a model output of one "
-                           "logit per class, got ")
-           << output;
-  if (IntegerAttr ways = tasks.getWaysAttr();
-      ways && output.getDimSize(0) != ways.getInt())
+  if (output.getRank() != target.getRank() + 1 ||
+      output.getShape().drop_back() != target.getShape()) {
+    InFlightDiagnostic diag = op->emitOpError(
+        "cross_entropy loss needs a model output of one logit per class");
+    if (target.getRank() > 0)
+      diag << " at each position of targets " << target;
+    return diag << ", got " << output;
+  }
+  int64_t logits = output.getShape().back();
+  if (IntegerAttr ways = tasks.getWaysAttr(); ways && logits != ways.getInt())
     return op->emitOpError("model output ")
-           << output << " has " << output.getDimSize(0) << " logits but tasks '"
+           << output << " has " << logits << " logits but tasks '"
            << tasks.getSymName() << "' are " << ways.getInt() << "-way";
+  if (int64_t vocab = configInteger(tasks, "vocab");
+      tasks.getKind() == "sequence" && logits != vocab)
+    return op->emitOpError("model output ")
+           << output << " has " << logits << " logits but tasks '"
+           << tasks.getSymName() << "' have a vocabulary of " << vocab
+           << " tokens";
   return success();
 }
 

@@ -27,12 +27,13 @@ def Meta_StaticTensor : Type<
 def Meta_TasksOp : Meta_Op<"tasks", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let summary = "a task distribution";
   let description = [{
-    Declares a task distribution of kind `sinusoid`, `fashion_mnist`,
-    `image_folder` or `episodes`. `input_type` and `target_type` are the
-    per-sample types of inputs and targets; each task has `support` support
-    samples and `query` query samples (for classification,
-    `ways * shots` and `ways * query_per_class`). `config` holds the
-    kind-specific fields of the spec (ranges, class lists, paths).
+    Declares a task distribution of kind `sinusoid`, `sequence`,
+    `fashion_mnist`, `image_folder` or `episodes`. `input_type` and
+    `target_type` are the per-sample types of inputs and targets; each task
+    has `support` support samples and `query` query samples (for
+    classification, `ways * shots` and `ways * query_per_class`). `config`
+    holds the kind-specific fields of the spec (ranges, class lists, paths,
+    a sequence's `vocab` and `length`).
 
     ```mlir
     meta.tasks @sine "sinusoid" support 10 query 10 :
