@@ -82,6 +82,10 @@ struct Options {
       cl::desc("Micro-batches (groups of tasks) a pipeline streams per "
                "meta-iteration (default: the plan's, else 2 x stages)"),
       cl::init(0), cl::cat(category)};
+  cl::opt<std::string> schedule{
+      "schedule",
+      cl::desc("Pipeline schedule: gpipe or 1f1b (default: the plan's)"),
+      cl::init(""), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -358,6 +362,13 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.microBatches = options.microBatches;
+  if (!options.schedule.empty() && options.schedule != "gpipe" &&
+      options.schedule != "1f1b") {
+    llvm::errs() << "metac: error: --schedule must be gpipe or 1f1b, got '"
+                 << options.schedule << "'\n";
+    return 1;
+  }
+  pipeline.schedule = options.schedule;
   if (run && options.np > 0)
     if (int code = launchWithMpirun(argc, argv, options.np); code >= 0)
       return code;

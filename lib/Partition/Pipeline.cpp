@@ -113,9 +113,9 @@ class PipelineSplitter {
 public:
   PipelineSplitter(func::FuncOp function, shard::GridOp grid, int64_t stages,
                    int64_t micro, const DenseMap<unsigned, int64_t> &paramStage,
-                   bool concat)
+                   bool concat, bool oneFOneB)
       : function(function), grid(grid), stages(stages), micro(micro),
-        paramStage(paramStage), concat(concat) {}
+        paramStage(paramStage), concat(concat), oneFOneB(oneFOneB) {}
 
   LogicalResult run();
 
@@ -130,6 +130,7 @@ private:
   int64_t stages, micro;
   const DenseMap<unsigned, int64_t> &paramStage;
   bool concat;
+  bool oneFOneB;
 
   SetVector<Operation *> region, tail;
   SmallVector<Operation *> globals;
@@ -487,10 +488,23 @@ LogicalResult PipelineSplitter::run() {
   for (Operation *op : region)
     for (int64_t mb = 0; mb < micro; ++mb)
       schedule.push_back({op, mb});
+  // GPipe: micro-batch mb enters in slot mb, so all m are in flight at
+  // once. 1F1B-style: they enter in groups of p (one per stage), a group
+  // as the previous one drains, so about p are in flight and a stage keeps
+  // only their activations.
+  int64_t segments = 0;
+  for (auto &[op, k] : segment)
+    segments = std::max(segments, k + 1);
+  int64_t stride = std::max<int64_t>(1, segments + 1 - stages);
+  auto start = [&](int64_t mb) {
+    if (!oneFOneB)
+      return mb;
+    return (mb / stages) * stride + mb % stages;
+  };
   llvm::stable_sort(schedule, [&](const std::pair<Operation *, int64_t> &a,
                                   const std::pair<Operation *, int64_t> &b) {
-    int64_t slotA = segment[a.first] + a.second;
-    int64_t slotB = segment[b.first] + b.second;
+    int64_t slotA = segment[a.first] + start(a.second);
+    int64_t slotB = segment[b.first] + start(b.second);
     if (slotA != slotB)
       return slotA < slotB;
     if (a.first != b.first)
@@ -527,8 +541,10 @@ LogicalResult metac::partition::splitPipelineStages(ModuleOp module) {
           functions.push_back({eval, true});
       for (auto [name, isEval] : functions) {
         auto function = symbols.lookup<func::FuncOp>(name.getValue());
+        bool oneFOneB = plan.getSchedule() == meta::PipelineSchedule::OneFOneB;
         if (failed(PipelineSplitter(function, grid, plan.getPipeline(),
-                                    plan.getMicroBatches(), *paramStage, isEval)
+                                    plan.getMicroBatches(), *paramStage, isEval,
+                                    oneFOneB)
                        .run()))
           return failure();
       }

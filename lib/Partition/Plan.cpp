@@ -248,6 +248,15 @@ struct MetaPlanPass
         return signalPassFailure();
   }
 
+  /// The schedule: --schedule, else the plan's, else GPipe.
+  meta::PipelineSchedule scheduleOf(meta::PlanAttr plan) {
+    if (schedule == "1f1b")
+      return meta::PipelineSchedule::OneFOneB;
+    if (schedule == "gpipe" || !plan)
+      return meta::PipelineSchedule::GPipe;
+    return plan.getSchedule();
+  }
+
   LogicalResult plan(meta::TrainOp train, std::optional<MeshShape> override,
                      SymbolTable &symbols) {
     meta::PlanAttr plan = train.getPlanAttr();
@@ -280,9 +289,6 @@ struct MetaPlanPass
                << "mesh " << shape.str() << " (" << origin << "): " << micro
                << " micro-batches do not divide the " << localTasks
                << " tasks of each rank";
-      if (plan && plan.getSchedule() != meta::PipelineSchedule::GPipe)
-        return train.emitError()
-               << "the 1f1b pipeline schedule is not supported yet; use gpipe";
     }
     SmallVector<ParamSplit> splits;
     if (shape.sizes[MeshAxis::Tensor] > 1) {
@@ -306,8 +312,7 @@ struct MetaPlanPass
     symbols.insert(grid);
     train.setPlanAttr(meta::PlanAttr::get(
         b.getContext(), shape.sizes[0], shape.sizes[1], shape.sizes[2],
-        shape.sizes[3], micro,
-        plan ? plan.getSchedule() : meta::PipelineSchedule::GPipe));
+        shape.sizes[3], micro, scheduleOf(plan)));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
       annotateBatch(function, grid, shape, stages > 1);

@@ -84,6 +84,7 @@ LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
     partition::MetaPlanOptions plan;
     plan.mesh = options.mesh;
     plan.microBatches = options.microBatches;
+    plan.schedule = options.schedule;
     pm.addPass(partition::createMetaPlan(plan));
   }
   if (phase >= Phase::Partitioned) {

@@ -30,6 +30,8 @@ def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
            "Mesh overriding the spec's plan, e.g. task=4,data=2">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "Micro-batches of a pipeline (0: the plan's, else 2 x stages)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"",
+           "Pipeline schedule overriding the plan's: gpipe or 1f1b">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -60,6 +60,8 @@ struct PipelineOptions {
   int64_t accumulate = 1;
   /// Micro-batches of a pipeline (0: the plan's, else 2 x stages).
   int64_t microBatches = 0;
+  /// Pipeline schedule overriding the plan's (gpipe, 1f1b), or empty.
+  std::string schedule;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for
