@@ -10,6 +10,7 @@ target_sources(metart PRIVATE
   src/comm/Comm.cpp
   src/comm/Mpi.cpp
   src/comm/Stats.cpp
+  src/comm/Trace.cpp
   src/comm/Watchdog.cpp
   src/comm/World.cpp
 )

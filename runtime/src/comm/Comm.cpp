@@ -12,6 +12,7 @@
 #include "../Context.h"
 #include "../Tensor.h"
 #include "Communicator.h"
+#include "Trace.h"
 #include "Watchdog.h"
 
 #include <chrono>
@@ -112,6 +113,9 @@ metart_status collective(Checker &check, metart_context *c, const char *what,
   if (transport)
     transport->startTimer();
   KernelStatus status = body(transport);
+  if (metart::trace::enabled())
+    metart::trace::record(what, mask, transport ? bytes : 0, begin,
+                          std::chrono::steady_clock::now());
   if (transport)
     transport->stopTimer(mask, c->commStats);
   else

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "metart/train.h"
+#include "../comm/Trace.h"
 #include "Sharding.h"
 
 #include <chrono>
@@ -496,7 +497,11 @@ metart_status Trainer::run(metart_train_result &result) {
     if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
                             hostBatch, localBatch)))
       break;
-    if (int32_t s = program.step(context, inputs.data(), outputs.data())) {
+    auto stepBegin = std::chrono::steady_clock::now();
+    int32_t stepStatus = program.step(context, inputs.data(), outputs.data());
+    metart::trace::record("step", 0, 0, stepBegin,
+                          std::chrono::steady_clock::now());
+    if (int32_t s = stepStatus) {
       status =
           fail(static_cast<metart_status>(s), "meta-iteration %lld failed: %s",
                static_cast<long long>(it), metart_context_last_error(context));
