@@ -53,6 +53,8 @@ KernelStatus checkCount(int64_t count) {
 MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized)
+    (void)progressSends(true);
   for (MPI_Comm &group : groups)
     if (group != MPI_COMM_NULL && !finalized)
       MPI_Comm_free(&group);
@@ -104,6 +106,9 @@ KernelStatus MpiTransport::unstage(void *device, const void *host,
 KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype,
                                      Reduction reduction) {
+  // Collectives close a step: the sends of the step must be complete.
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
@@ -124,6 +129,9 @@ KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
 
 KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype) {
+  // Collectives close a step: the sends of the step must be complete.
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
   int size = 0;
   MPI_Comm_size(groups[mask], &size);
   if (KernelStatus s = checkCount(count * size); s.failed())
@@ -147,6 +155,9 @@ KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
                                          int64_t count, metart_dtype dtype,
                                          Reduction reduction) {
+  // Collectives close a step: the sends of the step must be complete.
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
   int size = 0;
   MPI_Comm_size(groups[mask], &size);
   if (KernelStatus s = checkCount(count * size); s.failed())
@@ -168,6 +179,9 @@ KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
 
 KernelStatus MpiTransport::broadcast(int mask, void *y, int64_t count,
                                      metart_dtype dtype, int root) {
+  // Collectives close a step: the sends of the step must be complete.
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
@@ -182,21 +196,59 @@ KernelStatus MpiTransport::broadcast(int mask, void *y, int64_t count,
   return unstage(y, buffer, bytes);
 }
 
+/// Sends do not wait for their receiver: a pipeline stage goes on with its
+/// next micro-batch while the next stage is still busy. The data is a
+/// value of the step that nothing overwrites before the step's closing
+/// collective, which completes every pending send (device memory is
+/// staged into a buffer the send owns).
 KernelStatus MpiTransport::send(int mask, const void *x, int64_t count,
                                 metart_dtype dtype, int peer) {
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
-  void *in = nullptr;
-  if (KernelStatus s = stage(stagedIn, x, count * dtypeSize(dtype), true, in);
+  size_t bytes = count * dtypeSize(dtype);
+  const void *in = x;
+  std::vector<char> owned;
+  if (deviceMemory) {
+    owned.resize(bytes);
+    if (KernelStatus s =
+            backend.copy(owned.data(), x, bytes, CopyKind::DeviceToHost);
+        s.failed())
+      return s;
+    in = owned.data();
+  }
+  MPI_Request request;
+  if (KernelStatus s = check(MPI_Isend(in, int(count), mpiType(dtype), peer, 0,
+                                       groups[mask], &request),
+                             "MPI_Isend");
       s.failed())
     return s;
-  return check(MPI_Send(in, int(count), mpiType(dtype), peer, 0, groups[mask]),
-               "MPI_Send");
+  pendingSends.push_back({request, std::move(owned)});
+  return progressSends(false);
+}
+
+KernelStatus MpiTransport::progressSends(bool wait) {
+  for (size_t i = 0; i < pendingSends.size();) {
+    int done = 0;
+    int code =
+        wait ? MPI_Wait(&pendingSends[i].request, MPI_STATUS_IGNORE)
+             : MPI_Test(&pendingSends[i].request, &done, MPI_STATUS_IGNORE);
+    if (KernelStatus s = check(code, wait ? "MPI_Wait" : "MPI_Test");
+        s.failed())
+      return s;
+    if (wait || done) {
+      pendingSends.erase(pendingSends.begin() + i);
+      continue;
+    }
+    ++i;
+  }
+  return KernelStatus::ok();
 }
 
 KernelStatus MpiTransport::recv(int mask, void *y, int64_t count,
                                 metart_dtype dtype, int peer) {
   if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  if (KernelStatus s = progressSends(false); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
   void *out = nullptr;
@@ -211,6 +263,9 @@ KernelStatus MpiTransport::recv(int mask, void *y, int64_t count,
 }
 
 KernelStatus MpiTransport::barrier(int mask) {
+  // Collectives close a step: the sends of the step must be complete.
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
   if (KernelStatus s = backend.synchronize(); s.failed())
     return s;
   return check(MPI_Barrier(groups[mask]), "MPI_Barrier");

@@ -53,8 +53,17 @@ private:
   /// Copies a staged result back to the device.
   KernelStatus unstage(void *device, const void *host, size_t bytes);
 
+  /// Tests (or, with `wait`, completes) the sends still in flight.
+  KernelStatus progressSends(bool wait);
+
+  struct PendingSend {
+    MPI_Request request;
+    std::vector<char> owned;
+  };
+
   Backend &backend;
   bool deviceMemory;
+  std::vector<PendingSend> pendingSends;
   MPI_Comm groups[kNumMasks];
   std::vector<char> stagedIn, stagedOut;
 };
