@@ -32,6 +32,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <deque>
+#include <map>
 
 using namespace mlir;
 using namespace metac;
@@ -122,8 +123,10 @@ public:
 private:
   void assignStages();
   func::FuncOp buildStage(int64_t stage);
-  void emitTransfers(OpBuilder &b, Operation *op, int64_t mb, int64_t stage,
-                     IRMapping &mapping);
+  SmallVector<int64_t> consumersOf(Value result);
+  void emitSends(OpBuilder &b, Operation *op, IRMapping &mapping);
+  void receiveUpTo(OpBuilder &b, int64_t producer, Value value, int64_t mb,
+                   SmallVectorImpl<IRMapping> &mappings);
 
   func::FuncOp function;
   shard::GridOp grid;
@@ -138,6 +141,8 @@ private:
   DenseMap<Operation *, int64_t> stageOf;
   /// The order every stage runs (op, micro-batch) pairs in.
   SmallVector<std::pair<Operation *, int64_t>> schedule;
+  /// Per producing stage, the transfers this stage still has to receive.
+  std::map<int64_t, std::deque<std::pair<Value, int64_t>>> incoming;
 };
 
 void PipelineSplitter::assignStages() {
@@ -249,46 +254,67 @@ void PipelineSplitter::assignStages() {
     }
 }
 
-/// Emits, at this point of the schedule, the transfers of `op`'s results
-/// for micro-batch `mb` that concern `stage`: sends to every other stage
-/// that uses them (in stage order), or the receive of those it uses.
-void PipelineSplitter::emitTransfers(OpBuilder &b, Operation *op, int64_t mb,
-                                     int64_t stage, IRMapping &mapping) {
-  int64_t producer = stageOf[op];
+/// The stages that use `result` other than its own, in stage order.
+SmallVector<int64_t> PipelineSplitter::consumersOf(Value result) {
+  int64_t producer = stageOf[result.getDefiningOp()];
+  SmallVector<int64_t> consumers;
+  for (Operation *user : result.getUsers())
+    if (region.contains(user) && stageOf[user] != producer &&
+        !llvm::is_contained(consumers, stageOf[user]))
+      consumers.push_back(stageOf[user]);
+  llvm::sort(consumers);
+  return consumers;
+}
+
+/// Point-to-point transfers take tensors of rank 1 or more.
+static RankedTensorType wireType(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getRank() == 0 ? RankedTensorType::get({1}, type.getElementType())
+                             : type;
+}
+
+/// Emits, right after `op` ran for micro-batch `mb` on this stage, the
+/// sends of its results to the stages that use them. Sends do not wait for
+/// the receiver.
+void PipelineSplitter::emitSends(OpBuilder &b, Operation *op,
+                                 IRMapping &mapping) {
   Location loc = op->getLoc();
-  for (Value result : op->getResults()) {
-    SmallVector<int64_t> consumers;
-    for (Operation *user : result.getUsers())
-      if (region.contains(user) && stageOf[user] != producer &&
-          !llvm::is_contained(consumers, stageOf[user]))
-        consumers.push_back(stageOf[user]);
-    llvm::sort(consumers);
-    auto type = cast<RankedTensorType>(result.getType());
-    // Point-to-point transfers take tensors of rank 1 or more.
-    auto wire = type.getRank() == 0
-                    ? RankedTensorType::get({1}, type.getElementType())
-                    : type;
-    for (int64_t consumer : consumers) {
-      if (stage == producer) {
-        Value value = mapping.lookup(result);
-        if (wire != type)
-          value = nn::ReshapeOp::create(b, loc, wire, value);
-        shard::SendOp::create(
-            b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-            b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), value,
-            b.getDenseI64ArrayAttr({consumer}), ValueRange{});
-      } else if (stage == consumer) {
-        Value empty = tensor::EmptyOp::create(b, loc, wire.getShape(),
-                                              wire.getElementType());
-        Value received = shard::RecvOp::create(
-            b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-            b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), empty,
-            b.getDenseI64ArrayAttr({producer}), ValueRange{});
-        if (wire != type)
-          received = nn::ReshapeOp::create(b, loc, type, received);
-        mapping.map(result, received);
-      }
+  for (Value result : op->getResults())
+    for (int64_t consumer : consumersOf(result)) {
+      Value value = mapping.lookup(result);
+      if (wireType(result) != result.getType())
+        value = nn::ReshapeOp::create(b, loc, wireType(result), value);
+      shard::SendOp::create(b, loc, wireType(result),
+                            FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+                            b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), value,
+                            b.getDenseI64ArrayAttr({consumer}), ValueRange{});
     }
+}
+
+/// Receives, in the order they were sent from `producer`, the pending
+/// transfers up to and including (`value`, `mb`): a stage receives a value
+/// only when it needs it (or needs one sent after it), so it keeps working
+/// on other micro-batches meanwhile.
+void PipelineSplitter::receiveUpTo(OpBuilder &b, int64_t producer, Value value,
+                                   int64_t mb,
+                                   SmallVectorImpl<IRMapping> &mappings) {
+  auto &queue = incoming[producer];
+  while (!queue.empty()) {
+    auto [pending, pendingMb] = queue.front();
+    queue.pop_front();
+    Location loc = pending.getLoc();
+    RankedTensorType wire = wireType(pending);
+    Value empty =
+        tensor::EmptyOp::create(b, loc, wire.getShape(), wire.getElementType());
+    Value received = shard::RecvOp::create(
+        b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+        b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), empty,
+        b.getDenseI64ArrayAttr({producer}), ValueRange{});
+    if (wire != pending.getType())
+      received = nn::ReshapeOp::create(b, loc, pending.getType(), received);
+    mappings[pendingMb].map(pending, received);
+    if (pending == value && pendingMb == mb)
+      return;
   }
 }
 
@@ -341,11 +367,31 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   // stage works on one micro-batch, the next stage works on the one before.
   // Every stage follows this one order, which respects each micro-batch's
   // dependencies.
+  incoming.clear();
   for (auto [op, mb] : schedule) {
-    if (stageOf[op] == stage)
-      b.clone(*op, mappings[mb]);
-    emitTransfers(b, op, mb, stage, mappings[mb]);
+    int64_t producer = stageOf[op];
+    if (producer != stage) {
+      // Expected from the producer, in its send order.
+      for (Value result : op->getResults())
+        if (llvm::is_contained(consumersOf(result), stage))
+          incoming[producer].push_back({result, mb});
+      continue;
+    }
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && region.contains(def) && stageOf[def] != stage &&
+          !mappings[mb].contains(operand))
+        receiveUpTo(b, stageOf[def], operand, mb, mappings);
+    }
+    b.clone(*op, mappings[mb]);
+    emitSends(b, op, mappings[mb]);
   }
+  // Whatever was sent and not needed (none in practice) is still received,
+  // so the next step's messages match.
+  for (auto &[producer, queue] : incoming)
+    if (!queue.empty())
+      receiveUpTo(b, producer, queue.back().first, queue.back().second,
+                  mappings);
 
   // The micro-batches' partial results, added (or, for per-task losses,
   // concatenated) where they were computed, zeros elsewhere; the task
