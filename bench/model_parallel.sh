@@ -40,17 +40,19 @@ for config in tensor=2 tensor=4 pipeline=2 pipeline=4; do
 done
 
 echo
-echo "pipeline=2 bubble: waiting fraction of stage 0 (time in pipeline transfers / time per iteration)"
-printf '%-16s %10s %10s %10s %8s\n' micro-batches ms/iter measured ideal ratio
+echo "pipeline=2 bubble: idle share of the two stages, 1 - T1 / (2 Tp) (T1: one process),"
+echo "and stage 0's share of time in pipeline receives, next to the ideal (p-1)/(m+p-1)"
+printf '%-14s %9s %10s %10s %10s %8s\n' micro-batches ms/iter bubble stage0-wait ideal ratio
 for m in 1 2 4 8 16; do
   read -r ms bytes < <(run "bubble$m" 2 --mesh pipeline=2 --micro-batches "$m")
-  /usr/bin/python3 - "$work/bubble$m.jsonl" "$m" "$ms" <<'PY'
+  /usr/bin/python3 - "$work/bubble$m.jsonl" "$m" "$ms" "$base_ms" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])][5:]
 total = sum(l["seconds"] for l in lines)
 waiting = sum(l["comm"].get("pipeline", {}).get("seconds", 0) for l in lines)
-m = int(sys.argv[2])
+m, ms, base = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+bubble = 1 - base / (2 * ms)
 ideal = 1 / (m + 1)
-print("%-16d %10.2f %10.3f %10.3f %7.2fx" % (m, float(sys.argv[3]), waiting / total, ideal, (waiting / total) / ideal))
+print("%-14d %9.2f %10.3f %10.3f %10.3f %7.2fx" % (m, ms, bubble, waiting / total, ideal, bubble / ideal))
 PY
 done

@@ -50,16 +50,14 @@ bool hasTaskAxis(Operation *op) {
   return false;
 }
 
-/// Balanced cut of the model's layers: linear and convolution layers in
-/// order, each weighing its weight's element count, cut into `stages`
-/// contiguous groups of about equal weight. Returns the stage of each model
-/// argument that is a parameter of such a layer.
-FailureOr<DenseMap<unsigned, int64_t>>
-cutLayers(func::FuncOp model, int64_t stages, meta::TrainOp train) {
-  struct Layer {
-    SmallVector<unsigned> params;
-    int64_t weight;
-  };
+struct Layer {
+  SmallVector<unsigned> params;
+  int64_t weight;
+};
+
+/// The model's linear and convolution layers in order, each weighing its
+/// weight's element count.
+SmallVector<Layer> layersOf(func::FuncOp model) {
   SmallVector<Layer> layers;
   auto argumentOf = [&](Value v) -> std::optional<unsigned> {
     if (auto arg = dyn_cast_or_null<BlockArgument>(v))
@@ -80,34 +78,66 @@ cutLayers(func::FuncOp model, int64_t stages, meta::TrainOp train) {
     if (!layer.params.empty())
       layers.push_back(layer);
   });
-  if (static_cast<int64_t>(layers.size()) < stages)
-    return train.emitError()
-           << "the pipeline axis (" << stages
-           << " stages) needs at least as many layers; model '"
-           << model.getSymName() << "' has " << layers.size();
+  return layers;
+}
+
+using ParamStages = DenseMap<unsigned, int64_t>;
+
+/// The ways to cut `layers` into `stages` contiguous, non-empty groups
+/// (all of them when there are few, else the one balancing parameter
+/// counts): the stage of every parameter of those layers.
+SmallVector<ParamStages> cutCandidates(ArrayRef<Layer> layers, int64_t stages) {
+  int64_t n = layers.size();
+  SmallVector<ParamStages> candidates;
+  auto assign = [&](ArrayRef<int64_t> firstOfStage) {
+    ParamStages stageOf;
+    int64_t stage = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      while (stage + 1 < stages && i >= firstOfStage[stage + 1])
+        ++stage;
+      for (unsigned arg : layers[i].params)
+        stageOf[arg] = stage;
+    }
+    candidates.push_back(std::move(stageOf));
+  };
+  // Number of cuts: (n - 1) choose (stages - 1).
+  double count = 1;
+  for (int64_t k = 1; k < stages; ++k)
+    count = count * (n - k) / k;
+  if (count <= 256) {
+    SmallVector<int64_t> first(stages, 0);
+    std::function<void(int64_t, int64_t)> place = [&](int64_t stage,
+                                                      int64_t from) {
+      if (stage == stages) {
+        assign(first);
+        return;
+      }
+      for (int64_t i = from; i <= n - (stages - stage); ++i) {
+        first[stage] = i;
+        place(stage + 1, i + 1);
+      }
+    };
+    first[0] = 0;
+    place(1, 1);
+    return candidates;
+  }
   int64_t total = 0;
   for (const Layer &layer : layers)
     total += layer.weight;
-  DenseMap<unsigned, int64_t> stageOf;
+  SmallVector<int64_t> first{0};
   int64_t before = 0;
-  for (auto [i, layer] : llvm::enumerate(layers)) {
-    // The stage whose share of the total holds this layer's midpoint, but
-    // never fewer layers left than stages left.
-    int64_t stage = std::min<int64_t>(
-        (2 * before + layer.weight) * stages / (2 * total), stages - 1);
-    int64_t remaining = layers.size() - i;
-    stage = std::max<int64_t>(stage, stages - remaining);
-    if (i > 0) {
-      int64_t previous = stageOf[layers[i - 1].params.front()];
-      stage = std::clamp<int64_t>(stage, previous, previous + 1);
-    } else {
-      stage = 0;
-    }
-    for (unsigned arg : layer.params)
-      stageOf[arg] = stage;
-    before += layer.weight;
+  for (int64_t i = 0; i < n && static_cast<int64_t>(first.size()) < stages;
+       ++i) {
+    if (i > first.back() &&
+        before * stages >= total * static_cast<int64_t>(first.size()) &&
+        n - i >= stages - static_cast<int64_t>(first.size()))
+      first.push_back(i);
+    before += layers[i].weight;
   }
-  return stageOf;
+  while (static_cast<int64_t>(first.size()) < stages)
+    first.push_back(n - (stages - first.size()));
+  assign(first);
+  return candidates;
 }
 
 class PipelineSplitter {
@@ -118,7 +148,12 @@ public:
       : function(function), grid(grid), stages(stages), micro(micro),
         paramStage(paramStage), concat(concat), oneFOneB(oneFOneB) {}
 
-  LogicalResult run();
+  /// Assigns every op a stage (and checks the function can be split).
+  LogicalResult analyze();
+  /// The largest estimated work of a stage, after analyze().
+  double maxStageCost();
+  /// Replaces the function by its stage functions, after analyze().
+  void build();
 
 private:
   void assignStages();
@@ -486,7 +521,7 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   return stageFunction;
 }
 
-LogicalResult PipelineSplitter::run() {
+LogicalResult PipelineSplitter::analyze() {
   Block &entry = function.getBody().front();
   if (function.getNumArguments() < kBatchArguments)
     return function.emitOpError("has no task batch to pipeline");
@@ -521,6 +556,36 @@ LogicalResult PipelineSplitter::run() {
               "uses a per-task value outside a reduction over tasks, which "
               "pipelining does not support");
   assignStages();
+  return success();
+}
+
+/// Multiply-adds of products, one per element for the rest.
+static double opCost(Operation *op) {
+  if (op->getNumResults() != 1)
+    return 0;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type)
+    return 0;
+  double elements = type.getNumElements();
+  if (auto linear = dyn_cast<nn::LinearOp>(op))
+    return elements * cast<RankedTensorType>(linear.getInput().getType())
+                          .getShape()
+                          .back();
+  if (auto matmul = dyn_cast<nn::MatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType()).getShape();
+    return elements * (matmul.getTransposeLhs() ? lhs.end()[-2] : lhs.back());
+  }
+  return elements;
+}
+
+double PipelineSplitter::maxStageCost() {
+  SmallVector<double> cost(stages, 0.0);
+  for (Operation *op : region)
+    cost[stageOf[op]] += opCost(op);
+  return *llvm::max_element(cost);
+}
+
+void PipelineSplitter::build() {
   // Segments: a value that crosses stages starts a new one.
   DenseMap<Operation *, int64_t> segment, position;
   for (Operation *op : region) {
@@ -560,7 +625,6 @@ LogicalResult PipelineSplitter::run() {
   for (int64_t stage = 0; stage < stages; ++stage)
     buildStage(stage);
   function.erase();
-  return success();
 }
 
 } // namespace
@@ -575,24 +639,47 @@ LogicalResult metac::partition::splitPipelineStages(ModuleOp module) {
         continue;
       auto grid = symbols.lookup<shard::GridOp>(gridName.getValue());
       auto model = symbols.lookup<func::FuncOp>(train.getModel());
-      FailureOr<DenseMap<unsigned, int64_t>> paramStage =
-          cutLayers(model, plan.getPipeline(), train);
-      if (failed(paramStage))
-        return failure();
+      SmallVector<Layer> layers = layersOf(model);
+      if (static_cast<int64_t>(layers.size()) < plan.getPipeline())
+        return train.emitError()
+               << "the pipeline axis (" << plan.getPipeline()
+               << " stages) needs at least as many layers; model '"
+               << model.getSymName() << "' has " << layers.size();
       SmallVector<std::pair<FlatSymbolRefAttr, bool>> functions;
       functions.push_back(
           {train->getAttrOfType<FlatSymbolRefAttr>("meta.step"), false});
       if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
         for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
           functions.push_back({eval, true});
+      bool oneFOneB = plan.getSchedule() == meta::PipelineSchedule::OneFOneB;
+      // The cut whose busiest stage has the least estimated work in the
+      // step (ops go where the assignment puts them, not only the layers).
+      auto step =
+          symbols.lookup<func::FuncOp>(functions.front().first.getValue());
+      SmallVector<ParamStages> candidates =
+          cutCandidates(layers, plan.getPipeline());
+      const ParamStages *best = nullptr;
+      double bestCost = 0;
+      for (const ParamStages &candidate : candidates) {
+        PipelineSplitter trial(step, grid, plan.getPipeline(),
+                               plan.getMicroBatches(), candidate, false,
+                               oneFOneB);
+        if (failed(trial.analyze()))
+          return failure();
+        double cost = trial.maxStageCost();
+        if (!best || cost < bestCost) {
+          best = &candidate;
+          bestCost = cost;
+        }
+      }
       for (auto [name, isEval] : functions) {
         auto function = symbols.lookup<func::FuncOp>(name.getValue());
-        bool oneFOneB = plan.getSchedule() == meta::PipelineSchedule::OneFOneB;
-        if (failed(PipelineSplitter(function, grid, plan.getPipeline(),
-                                    plan.getMicroBatches(), *paramStage, isEval,
-                                    oneFOneB)
-                       .run()))
+        PipelineSplitter splitter(function, grid, plan.getPipeline(),
+                                  plan.getMicroBatches(), *best, isEval,
+                                  oneFOneB);
+        if (failed(splitter.analyze()))
           return failure();
+        splitter.build();
       }
       train->setAttr("meta.pipeline_stages",
                      IntegerAttr::get(IntegerType::get(module.getContext(), 64),
