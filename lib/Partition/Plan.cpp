@@ -100,6 +100,16 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
       return std::nullopt;
     return arg.getArgNumber();
   };
+  // Embedding tables split by vocabulary: each rank holds a block of rows;
+  // lookups become one-hot products (rewriteEmbeddings), whose contraction
+  // over the split vocabulary sums the ranks' rows.
+  model.walk([&](nn::EmbeddingOp op) {
+    std::optional<unsigned> table = argumentOf(op.getTable());
+    auto type = cast<RankedTensorType>(op.getTable().getType());
+    if (table && type.getRank() == 2 && type.getDimSize(0) % size == 0)
+      splits.push_back({*table, 0});
+  });
+
   // Attention layers split by heads: the q, k and v projections by output
   // features (whole heads per rank), o by input features.
   auto paramName = [&](unsigned arg) -> StringRef {
@@ -174,6 +184,55 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
               "heads it divides; model '"
            << model.getSymName() << "' has none";
   return success();
+}
+
+/// Table lookups as products with one-hot rows, which partition like any
+/// product: `embedding(ids, table)` = one_hot(ids) . table and its
+/// gradient `embedding_backward(ids, g)` = one_hot(ids)^T . g, the
+/// positions flattened into one matrix dimension per leading (task)
+/// dimension of the table.
+void rewriteEmbeddings(func::FuncOp function) {
+  auto rewrite = [](Operation *op, Value ids, Value table, Value grad) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto idsType = cast<RankedTensorType>(ids.getType());
+    auto tableType = cast<RankedTensorType>(table ? table.getType()
+                                                  : op->getResult(0).getType());
+    int64_t leading = tableType.getRank() - 2;
+    int64_t vocab = tableType.getShape().end()[-2];
+    int64_t width = tableType.getShape().back();
+    Type element = tableType.getElementType();
+    ArrayRef<int64_t> lead = idsType.getShape().take_front(leading);
+    int64_t positions = 1;
+    for (int64_t d : idsType.getShape().drop_front(leading))
+      positions *= d;
+    auto shaped = [&](ArrayRef<int64_t> tail) {
+      SmallVector<int64_t> shape(lead);
+      shape.append(tail.begin(), tail.end());
+      return RankedTensorType::get(shape, element);
+    };
+    SmallVector<int64_t> hotShape(idsType.getShape());
+    hotShape.push_back(vocab);
+    Value hot = nn::OneHotOp::create(
+        b, loc, RankedTensorType::get(hotShape, element), ids);
+    hot = nn::ReshapeOp::create(b, loc, shaped({positions, vocab}), hot);
+    Value result;
+    if (table) {
+      Value rows = nn::MatmulOp::create(b, loc, shaped({positions, width}), hot,
+                                        table, false, false);
+      result = nn::ReshapeOp::create(b, loc, op->getResult(0).getType(), rows);
+    } else {
+      Value g = nn::ReshapeOp::create(b, loc, shaped({positions, width}), grad);
+      result = nn::MatmulOp::create(b, loc, shaped({vocab, width}), hot, g,
+                                    true, false);
+    }
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+  };
+  for (auto op : llvm::to_vector(function.getOps<nn::EmbeddingOp>()))
+    rewrite(op, op.getIds(), op.getTable(), Value());
+  for (auto op : llvm::to_vector(function.getOps<nn::EmbeddingBackwardOp>()))
+    rewrite(op, op.getIds(), Value(), op.getGrad());
 }
 
 /// Uses of the parameters read this rank's slice (sliced locally, no
@@ -315,6 +374,8 @@ struct MetaPlanPass
         shape.sizes[3], micro, scheduleOf(plan)));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
+      if (shape.sizes[MeshAxis::Tensor] > 1)
+        rewriteEmbeddings(function);
       annotateBatch(function, grid, shape, stages > 1);
       annotateParams(function, grid, splits);
       if (micro > 1)
