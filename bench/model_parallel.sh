@@ -62,6 +62,7 @@ echo "pipeline=2 on the balanced bench/specs/deep_mlp.meta: idle share 1 - T1 / 
 printf '%-14s %9s %10s %10s %8s\n' micro-batches ms/iter bubble ideal ratio
 spec=$root/bench/specs/deep_mlp.meta
 read -r deep_ms deep_bytes < <(run deep1 1)
+echo "(one process: $deep_ms ms/iteration)"
 for m in 1 2 4 8 16; do
   read -r ms bytes < <(run "deep$m" 2 --mesh pipeline=2 --micro-batches "$m")
   /usr/bin/python3 -c "b = 1 - $deep_ms / (2 * $ms); i = 1 / ($m + 1); print('%-14d %9.2f %10.3f %10.3f %7.2fx' % ($m, $ms, b, i, b / i))"
