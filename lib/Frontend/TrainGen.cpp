@@ -55,7 +55,9 @@ Attribute buildAlgorithm(const Constructor &c, SourceDiagnostics &diags,
     if (!first)
       known.push_back("order");
     FieldReader r(diags, *c.fields, what, c.loc, known);
-    auto steps = r.integer("steps", 1, 1);
+    // MAML takes 0 inner steps (joint training); Meta-SGD needs at least
+    // one for its learned rates to matter.
+    auto steps = r.integer("steps", 1, c.name == "metasgd" ? 1 : 0);
     auto lr = r.number("inner_lr", 0.01, true);
     auto order = first ? std::optional<int64_t>(1) : r.integer("order", 2, 1);
     if (r.hadError() || !steps || !lr || !order)

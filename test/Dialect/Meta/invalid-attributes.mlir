@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 func.func private @f() attributes {
-  // expected-error@+1 {{maml expects steps >= 1, got 0}}
-  a = #meta.maml<steps = 0, inner_lr = 0.1, order = 2>
+  // expected-error@+1 {{maml expects steps >= 0, got -1}}
+  a = #meta.maml<steps = -1, inner_lr = 0.1, order = 2>
 }
 // -----
 func.func private @f() attributes {

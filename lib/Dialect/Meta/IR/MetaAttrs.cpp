@@ -14,9 +14,10 @@ namespace {
 double d(const APFloat &value) { return value.convertToDouble(); }
 
 LogicalResult verifyInnerLoop(EmitFn emitError, StringRef name, int64_t steps,
-                              double innerLr) {
-  if (steps < 1)
-    return emitError() << name << " expects steps >= 1, got " << steps;
+                              double innerLr, int64_t minSteps = 1) {
+  if (steps < minSteps)
+    return emitError() << name << " expects steps >= " << minSteps << ", got "
+                       << steps;
   if (!(innerLr > 0))
     return emitError() << name << " expects inner_lr > 0, got " << innerLr;
   return success();
@@ -68,7 +69,10 @@ LogicalResult verifyAdamLike(EmitFn emitError, StringRef name, double lr,
 LogicalResult MAMLAttr::verify(EmitFn emitError, int64_t steps, APFloat innerLr,
                                int64_t order) {
   return success(
-      succeeded(verifyInnerLoop(emitError, "maml", steps, d(innerLr))) &&
+      // 0 steps: the meta-gradient is the query loss's gradient at the
+      // shared parameters (joint training, the baseline MAML improves on).
+      succeeded(verifyInnerLoop(emitError, "maml", steps, d(innerLr),
+                                /*minSteps=*/0)) &&
       succeeded(verifyOrder(emitError, "maml", order)));
 }
 
