@@ -67,3 +67,16 @@ for m in 1 2 4 8 16; do
   read -r ms bytes < <(run "deep$m" 2 --mesh pipeline=2 --micro-batches "$m")
   /usr/bin/python3 -c "b = 1 - $deep_ms / (2 * $ms); i = 1 / ($m + 1); print('%-14d %9.2f %10.3f %10.3f %7.2fx' % ($m, $ms, b, i, b / i))"
 done
+
+echo
+echo "pipeline=2, GPipe, on bench/specs/deep_joint.meta (one forward and one backward"
+echo "sweep per iteration, the case (p-1)/(m+p-1) describes): idle share 1 - T1 / (2 Tp)"
+printf '%-14s %9s %10s %10s %8s\n' micro-batches ms/iter bubble ideal ratio
+spec=$root/bench/specs/deep_joint.meta
+iterations=20
+read -r joint_ms joint_bytes < <(run joint1 1)
+echo "(one process: $joint_ms ms/iteration)"
+for m in 1 2 4 8 16; do
+  read -r ms bytes < <(run "joint$m" 2 --mesh pipeline=2 --micro-batches "$m")
+  /usr/bin/python3 -c "b = 1 - $joint_ms / (2 * $ms); i = 1 / ($m + 1); print('%-14d %9.2f %10.3f %10.3f %7.2fx' % ($m, $ms, b, i, b / i))"
+done
