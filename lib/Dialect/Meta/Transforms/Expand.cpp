@@ -89,6 +89,17 @@ private:
   FailureOr<Value> emitTaskLoss(OpBuilder &b, int64_t steps, double innerLr,
                                 int64_t order, ValueRange params,
                                 ValueRange task);
+  /// The parameters after `steps` inner SGD steps on the task's support
+  /// set (a meta.adapt; the parameters themselves for 0).
+  FailureOr<SmallVector<Value>> emitAdapted(OpBuilder &b, int64_t steps,
+                                            double innerLr, int64_t order,
+                                            ValueRange params, ValueRange task);
+  FailureOr<func::FuncOp> buildReptile(OpBuilder &b, ReptileAttr reptile,
+                                       func::FuncOp step, ValueRange params,
+                                       ValueRange state, ValueRange batch,
+                                       ArrayRef<Type> batchTypes,
+                                       ArrayRef<Type> paramTypes, Type scalar,
+                                       int64_t count);
 
   TrainOp train;
   func::FuncOp model;
@@ -106,35 +117,47 @@ FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, int64_t steps,
       return failure();
     return emitLoss(b, loc, kind, *prediction, task[3]);
   }
-  SmallVector<Type> paramTypes(params.getTypes());
-  auto adapt =
-      AdaptOp::create(b, loc, paramTypes, params, b.getI64IntegerAttr(steps),
-                      b.getF64FloatAttr(innerLr), b.getI64IntegerAttr(order));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *block = b.createBlock(&adapt.getBody());
-    for (Type t : paramTypes)
-      block->addArgument(t, loc);
-    FailureOr<Value> prediction =
-        applyModel(b, model, block->getArguments(), task[0]);
-    if (failed(prediction))
-      return failure();
-    YieldOp::create(b, loc, emitLoss(b, loc, kind, *prediction, task[1]));
-  }
-  FailureOr<Value> prediction =
-      applyModel(b, model, adapt.getResults(), task[2]);
+  FailureOr<SmallVector<Value>> adapted =
+      emitAdapted(b, steps, innerLr, order, params, task);
+  if (failed(adapted))
+    return failure();
+  FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
   if (failed(prediction))
     return failure();
   return emitLoss(b, loc, kind, *prediction, task[3]);
 }
 
+FailureOr<SmallVector<Value>>
+StepBuilder::emitAdapted(OpBuilder &b, int64_t steps, double innerLr,
+                         int64_t order, ValueRange params, ValueRange task) {
+  Location loc = train.getLoc();
+  if (steps == 0)
+    return SmallVector<Value>(params);
+  SmallVector<Type> paramTypes(params.getTypes());
+  auto adapt =
+      AdaptOp::create(b, loc, paramTypes, params, b.getI64IntegerAttr(steps),
+                      b.getF64FloatAttr(innerLr), b.getI64IntegerAttr(order));
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&adapt.getBody());
+  for (Type t : paramTypes)
+    block->addArgument(t, loc);
+  FailureOr<Value> prediction =
+      applyModel(b, model, block->getArguments(), task[0]);
+  if (failed(prediction))
+    return failure();
+  YieldOp::create(b, loc,
+                  emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
+  return SmallVector<Value>(adapt.getResults());
+}
+
 FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm());
-  if (!maml)
+  auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm());
+  if (!maml && !reptile)
     return train.emitOpError("algorithm ")
            << train.getAlgorithm()
-           << " is not supported by the expand phase yet (MAML and FOMAML "
-              "are)";
+           << " is not supported by the expand phase yet (MAML, FOMAML and "
+              "Reptile are)";
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
   FunctionType modelType = model.getFunctionType();
@@ -174,6 +197,10 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   ValueRange state = args.slice(n, stateTypes.size());
   ValueRange batch = args.take_back(4);
 
+  if (reptile)
+    return buildReptile(b, reptile, step, params, state, batch, batchTypes,
+                        paramTypes, scalar, count);
+
   // The meta-gradient of the mean query loss over the batch's tasks.
   SmallVector<Type> gradTypes{scalar};
   llvm::append_range(gradTypes, paramTypes);
@@ -209,9 +236,56 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   return step;
 }
 
+/// Reptile: each task's parameters after `steps` SGD steps on its support
+/// set, phi; the outer optimizer gets theta - mean(phi) as its gradient, so
+/// SGD with learning rate epsilon is theta + epsilon (mean(phi) - theta).
+/// No meta-gradient: the inner gradients are first-order. The reported
+/// loss is the query loss at phi.
+FailureOr<func::FuncOp>
+StepBuilder::buildReptile(OpBuilder &b, ReptileAttr reptile, func::FuncOp step,
+                          ValueRange params, ValueRange state, ValueRange batch,
+                          ArrayRef<Type> batchTypes, ArrayRef<Type> paramTypes,
+                          Type scalar, int64_t count) {
+  Location loc = train.getLoc();
+  SmallVector<Type> mapTypes{stacked({count}, scalar)};
+  for (Type t : paramTypes)
+    mapTypes.push_back(stacked({count}, cast<RankedTensorType>(t)));
+  auto map = MapOp::create(b, loc, mapTypes, batch, params);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    Block *taskBody = b.createBlock(&map.getBody());
+    for (Type t : batchTypes)
+      taskBody->addArgument(taskSlice(t), loc);
+    for (Type t : paramTypes)
+      taskBody->addArgument(t, loc);
+    ValueRange task = taskBody->getArguments().take_front(4);
+    FailureOr<SmallVector<Value>> adapted = emitAdapted(
+        b, reptile.getSteps(), reptile.getInnerLr().convertToDouble(),
+        /*order=*/1, taskBody->getArguments().drop_front(4), task);
+    if (failed(adapted))
+      return failure();
+    FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
+    if (failed(prediction))
+      return failure();
+    SmallVector<Value> yielded{
+        emitLoss(b, loc, train.getLoss(), *prediction, task[3])};
+    llvm::append_range(yielded, *adapted);
+    YieldOp::create(b, loc, yielded);
+  }
+  nn::NNBuilder nn(b, loc);
+  SmallVector<Value> grads;
+  for (auto [i, theta] : llvm::enumerate(params))
+    grads.push_back(nn.sub(theta, nn.reduceMean(map.getResult(i + 1), {0})));
+  auto update =
+      OuterStepOp::create(b, loc, train.getOptimizer(), params, grads, state);
+  SmallVector<Value> returned(update.getResults());
+  returned.push_back(nn.reduceMean(map.getResult(0), {0}));
+  func::ReturnOp::create(b, loc, returned);
+  return step;
+}
+
 FailureOr<func::FuncOp>
 StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
-  auto maml = cast<MAMLAttr>(train.getAlgorithm());
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
   FunctionType modelType = model.getFunctionType();
@@ -241,10 +315,14 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
   for (Type t : paramTypes)
     taskBody->addArgument(t, loc);
   // Evaluation needs no meta-gradient: first-order inner steps suffice.
-  FailureOr<Value> taskLoss =
-      emitTaskLoss(b, steps, maml.getInnerLr().convertToDouble(), /*order=*/1,
-                   taskBody->getArguments().drop_front(4),
-                   taskBody->getArguments().take_front(4));
+  double innerLr = 0;
+  if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
+    innerLr = maml.getInnerLr().convertToDouble();
+  else if (auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm()))
+    innerLr = reptile.getInnerLr().convertToDouble();
+  FailureOr<Value> taskLoss = emitTaskLoss(
+      b, steps, innerLr, /*order=*/1, taskBody->getArguments().drop_front(4),
+      taskBody->getArguments().take_front(4));
   if (failed(taskLoss))
     return failure();
   YieldOp::create(b, loc, *taskLoss);
