@@ -101,9 +101,14 @@ private:
                                        ArrayRef<Type> paramTypes, Type scalar,
                                        int64_t count);
 
+  /// ANIL: which parameters the inner loop adapts (those under `head`).
+  LogicalResult selectHead(StringRef head);
+
   TrainOp train;
   func::FuncOp model;
   TasksOp tasks;
+  /// Per parameter, whether the inner loop adapts it (empty: all).
+  SmallVector<bool> adaptedParams;
 };
 
 FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, int64_t steps,
@@ -133,31 +138,68 @@ StepBuilder::emitAdapted(OpBuilder &b, int64_t steps, double innerLr,
   Location loc = train.getLoc();
   if (steps == 0)
     return SmallVector<Value>(params);
-  SmallVector<Type> paramTypes(params.getTypes());
+  // ANIL adapts only the head; the body enters the inner loop as a value
+  // captured from outside (a constant of the inner gradients, still
+  // differentiable for the meta-gradient).
+  SmallVector<Value> adapted;
+  for (auto [i, p] : llvm::enumerate(params))
+    if (adaptedParams.empty() || adaptedParams[i])
+      adapted.push_back(p);
+  SmallVector<Type> adaptedTypes(ValueRange(adapted).getTypes());
   auto adapt =
-      AdaptOp::create(b, loc, paramTypes, params, b.getI64IntegerAttr(steps),
+      AdaptOp::create(b, loc, adaptedTypes, adapted, b.getI64IntegerAttr(steps),
                       b.getF64FloatAttr(innerLr), b.getI64IntegerAttr(order));
-  OpBuilder::InsertionGuard guard(b);
-  Block *block = b.createBlock(&adapt.getBody());
-  for (Type t : paramTypes)
-    block->addArgument(t, loc);
-  FailureOr<Value> prediction =
-      applyModel(b, model, block->getArguments(), task[0]);
-  if (failed(prediction))
-    return failure();
-  YieldOp::create(b, loc,
-                  emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
-  return SmallVector<Value>(adapt.getResults());
+  auto merge = [&](ValueRange fresh) {
+    SmallVector<Value> all;
+    size_t next = 0;
+    for (auto [i, p] : llvm::enumerate(params))
+      all.push_back(adaptedParams.empty() || adaptedParams[i] ? fresh[next++]
+                                                              : p);
+    return all;
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(&adapt.getBody());
+    for (Type t : adaptedTypes)
+      block->addArgument(t, loc);
+    FailureOr<Value> prediction =
+        applyModel(b, model, merge(block->getArguments()), task[0]);
+    if (failed(prediction))
+      return failure();
+    YieldOp::create(b, loc,
+                    emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
+  }
+  return merge(adapt.getResults());
+}
+
+LogicalResult StepBuilder::selectHead(StringRef head) {
+  adaptedParams.clear();
+  bool any = false;
+  for (unsigned i = 0, e = model.getNumArguments() - 1; i < e; ++i) {
+    auto name = model.getArgAttrOfType<StringAttr>(i, "meta.param");
+    bool inHead = name && (name.getValue() == head ||
+                           name.getValue().starts_with((head + ".").str()));
+    adaptedParams.push_back(inHead);
+    any |= inHead;
+  }
+  if (!any)
+    return train.emitOpError("anil head '")
+           << head << "' names no parameter of model '" << model.getSymName()
+           << "'";
+  return success();
 }
 
 FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm());
   auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm());
-  if (!maml && !reptile)
+  auto anil = dyn_cast<ANILAttr>(train.getAlgorithm());
+  if (!maml && !reptile && !anil)
     return train.emitOpError("algorithm ")
            << train.getAlgorithm()
-           << " is not supported by the expand phase yet (MAML, FOMAML and "
-              "Reptile are)";
+           << " is not supported by the expand phase yet (MAML, FOMAML, "
+              "Reptile and ANIL are)";
+  if (anil && failed(selectHead(anil.getHead())))
+    return failure();
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
   FunctionType modelType = model.getFunctionType();
@@ -217,10 +259,13 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
       taskBody->addArgument(taskSlice(t), loc);
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
-    FailureOr<Value> taskLoss =
-        emitTaskLoss(b, maml.getSteps(), maml.getInnerLr().convertToDouble(),
-                     maml.getOrder(), taskBody->getArguments().drop_front(4),
-                     taskBody->getArguments().take_front(4));
+    int64_t steps = maml ? maml.getSteps() : anil.getSteps();
+    double innerLr =
+        (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
+    int64_t order = maml ? maml.getOrder() : anil.getOrder();
+    FailureOr<Value> taskLoss = emitTaskLoss(
+        b, steps, innerLr, order, taskBody->getArguments().drop_front(4),
+        taskBody->getArguments().take_front(4));
     if (failed(taskLoss))
       return failure();
     YieldOp::create(b, loc, *taskLoss);
@@ -320,6 +365,11 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
     innerLr = maml.getInnerLr().convertToDouble();
   else if (auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm()))
     innerLr = reptile.getInnerLr().convertToDouble();
+  else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm())) {
+    innerLr = anil.getInnerLr().convertToDouble();
+    if (failed(selectHead(anil.getHead())))
+      return failure();
+  }
   FailureOr<Value> taskLoss = emitTaskLoss(
       b, steps, innerLr, /*order=*/1, taskBody->getArguments().drop_front(4),
       taskBody->getArguments().take_front(4));
