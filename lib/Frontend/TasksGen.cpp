@@ -177,10 +177,16 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
     support = episodic->ways * episodic->shots;
     query = episodic->ways * episodic->query;
   } else { // episodes
-    FieldReader fields(diags, decl.fields, what, decl.loc, {"path"});
+    FieldReader fields(diags, decl.fields, what, decl.loc, {"path", "ways"});
     auto path = fields.string("path", std::nullopt);
+    // Classes per episode, for algorithms that need them (ProtoNets);
+    // labels are then 0..ways-1.
+    std::optional<int64_t> episodeWays;
+    if (fields.find("ways"))
+      episodeWays = fields.integer("ways", 2, 2);
     if (fields.hadError() || !path)
       return nullptr;
+    ways = episodeWays;
     llvm::SmallString<256> resolved(*path);
     if (llvm::sys::path::is_relative(resolved)) {
       resolved = specDirectory;

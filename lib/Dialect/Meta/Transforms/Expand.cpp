@@ -103,6 +103,9 @@ private:
 
   /// ANIL: which parameters the inner loop adapts (those under `head`).
   LogicalResult selectHead(StringRef head);
+  /// ProtoNets: the query loss against class prototypes of the support set.
+  FailureOr<Value> emitPrototypeLoss(OpBuilder &b, ValueRange params,
+                                     ValueRange task, int64_t ways);
 
   TrainOp train;
   func::FuncOp model;
@@ -172,6 +175,41 @@ StepBuilder::emitAdapted(OpBuilder &b, int64_t steps, double innerLr,
   return merge(adapt.getResults());
 }
 
+/// Prototypical Networks (Snell et al., 2017): the model embeds samples;
+/// each class's prototype is the mean embedding of its support samples
+/// (one-hot labels times embeddings, over the class counts); a query's
+/// logits are minus its squared Euclidean distances to the prototypes,
+/// -(||q||^2 - 2 q.p + ||p||^2); the loss is their cross-entropy.
+FailureOr<Value> StepBuilder::emitPrototypeLoss(OpBuilder &b, ValueRange params,
+                                                ValueRange task, int64_t ways) {
+  Location loc = train.getLoc();
+  nn::NNBuilder nn(b, loc);
+  FailureOr<Value> support = applyModel(b, model, params, task[0]);
+  FailureOr<Value> query = applyModel(b, model, params, task[2]);
+  if (failed(support) || failed(query))
+    return failure();
+  auto embedded = cast<RankedTensorType>(support->getType());
+  if (embedded.getRank() != 2)
+    return train.emitOpError("protonet needs a model that embeds a sample "
+                             "as a vector, got ")
+           << embedded.getShape().drop_front() << " per sample";
+  Type element = embedded.getElementType();
+  int64_t shots = embedded.getDimSize(0), width = embedded.getDimSize(1);
+  int64_t queries = cast<RankedTensorType>(query->getType()).getDimSize(0);
+  Value hot = nn::OneHotOp::create(
+      b, loc, RankedTensorType::get({shots, ways}, element), task[1]);
+  Value sums = nn.matmul(hot, *support, /*transposeA=*/true);
+  Value counts = nn.reduceSum(hot, {0});
+  Value prototypes = nn.div(sums, nn.broadcast(counts, {ways, width}, {1}));
+  Value cross = nn.matmul(*query, prototypes, false, /*transposeB=*/true);
+  Value queryNorms = nn.reduceSum(nn.mul(*query, *query), {1});
+  Value prototypeNorms = nn.reduceSum(nn.mul(prototypes, prototypes), {1});
+  Value logits = nn.sub(nn.sub(nn.scale(cross, 2.0),
+                               nn.broadcast(queryNorms, {queries, ways}, {1})),
+                        nn.broadcast(prototypeNorms, {queries, ways}, {0}));
+  return emitLoss(b, loc, LossKind::CrossEntropy, logits, task[3]);
+}
+
 LogicalResult StepBuilder::selectHead(StringRef head) {
   adaptedParams.clear();
   bool any = false;
@@ -193,11 +231,15 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm());
   auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm());
   auto anil = dyn_cast<ANILAttr>(train.getAlgorithm());
-  if (!maml && !reptile && !anil)
+  auto protonet = dyn_cast<ProtoNetAttr>(train.getAlgorithm());
+  if (!maml && !reptile && !anil && !protonet)
     return train.emitOpError("algorithm ")
            << train.getAlgorithm()
            << " is not supported by the expand phase yet (MAML, FOMAML, "
-              "Reptile and ANIL are)";
+              "Reptile, ANIL and ProtoNets are)";
+  if (protonet && !tasks.getWaysAttr())
+    return train.emitOpError("protonet needs classification tasks with a "
+                             "number of ways (classes per task)");
   if (anil && failed(selectHead(anil.getHead())))
     return failure();
   Location loc = train.getLoc();
@@ -259,13 +301,20 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
       taskBody->addArgument(taskSlice(t), loc);
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
-    int64_t steps = maml ? maml.getSteps() : anil.getSteps();
-    double innerLr =
-        (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
-    int64_t order = maml ? maml.getOrder() : anil.getOrder();
-    FailureOr<Value> taskLoss = emitTaskLoss(
-        b, steps, innerLr, order, taskBody->getArguments().drop_front(4),
-        taskBody->getArguments().take_front(4));
+    FailureOr<Value> taskLoss;
+    if (protonet) {
+      taskLoss = emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
+                                   taskBody->getArguments().take_front(4),
+                                   tasks.getWaysAttr().getInt());
+    } else {
+      int64_t steps = maml ? maml.getSteps() : anil.getSteps();
+      double innerLr =
+          (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
+      int64_t order = maml ? maml.getOrder() : anil.getOrder();
+      taskLoss = emitTaskLoss(b, steps, innerLr, order,
+                              taskBody->getArguments().drop_front(4),
+                              taskBody->getArguments().take_front(4));
+    }
     if (failed(taskLoss))
       return failure();
     YieldOp::create(b, loc, *taskLoss);
@@ -359,6 +408,22 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
     taskBody->addArgument(taskSlice(t), loc);
   for (Type t : paramTypes)
     taskBody->addArgument(t, loc);
+  if (isa<ProtoNetAttr>(train.getAlgorithm())) {
+    // ProtoNets adapt by averaging support embeddings: no steps.
+    if (!evalTasks.getWaysAttr())
+      return train.emitOpError("protonet needs classification tasks with a "
+                               "number of ways (classes per task)");
+    FailureOr<Value> taskLoss =
+        emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
+                          taskBody->getArguments().take_front(4),
+                          evalTasks.getWaysAttr().getInt());
+    if (failed(taskLoss))
+      return failure();
+    YieldOp::create(b, loc, *taskLoss);
+    b.setInsertionPointAfter(map);
+    func::ReturnOp::create(b, loc, map.getResults());
+    return eval;
+  }
   // Evaluation needs no meta-gradient: first-order inner steps suffice.
   double innerLr = 0;
   if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
