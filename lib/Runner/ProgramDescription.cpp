@@ -95,28 +95,45 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   d.statePerParam = layout.perParam;
   d.stepCounter = layout.stepCounter;
 
+  // The learned parameters: the model's, unless the step function names its
+  // own (algorithms that learn more than the model, like Meta-SGD's rates).
+  auto stepFunction = module.lookupSymbol<func::FuncOp>(
+      stageFunction(step.getValue().str(), d.stages, 0));
+  func::FuncOp source = model;
   unsigned count = model.getNumArguments() - 1;
+  if (stepFunction && stepFunction.getNumArguments() > 0 &&
+      stepFunction.getArgAttrOfType<StringAttr>(0, "meta.param")) {
+    source = stepFunction;
+    count = 0;
+    while (count < stepFunction.getNumArguments() &&
+           stepFunction.getArgAttrOfType<StringAttr>(count, "meta.param"))
+      ++count;
+  }
   for (unsigned i = 0; i < count; ++i) {
-    auto type = cast<RankedTensorType>(model.getArgumentTypes()[i]);
+    auto type = cast<RankedTensorType>(source.getArgumentTypes()[i]);
     std::optional<int32_t> dtype = dtypeOf(type.getElementType());
     if (!dtype || *dtype > METART_F64)
-      return model.emitError("parameter type ")
+      return source.emitError("parameter type ")
              << type << " is not supported by the runtime (f32 or f64)";
     d.paramNames.push_back(
-        model.getArgAttrOfType<StringAttr>(i, "meta.param").getValue().str());
+        source.getArgAttrOfType<StringAttr>(i, "meta.param").getValue().str());
     d.paramShapes.emplace_back(type.getShape().begin(), type.getShape().end());
     StringRef init = "uniform_fan_in";
-    if (auto a = model.getArgAttrOfType<StringAttr>(i, "meta.init"))
+    if (auto a = source.getArgAttrOfType<StringAttr>(i, "meta.init"))
       init = a.getValue();
     int64_t fanIn = 0;
-    if (auto a = model.getArgAttrOfType<IntegerAttr>(i, "meta.fan_in"))
+    if (auto a = source.getArgAttrOfType<IntegerAttr>(i, "meta.fan_in"))
       fanIn = a.getInt();
-    int32_t kind = init == "ones"     ? METART_INIT_ONES
-                   : init == "zeros"  ? METART_INIT_ZEROS
-                   : init == "normal" ? METART_INIT_NORMAL
-                                      : METART_INIT_UNIFORM_FAN_IN;
+    int32_t kind = init == "ones"       ? METART_INIT_ONES
+                   : init == "zeros"    ? METART_INIT_ZEROS
+                   : init == "normal"   ? METART_INIT_NORMAL
+                   : init == "constant" ? METART_INIT_CONSTANT
+                                        : METART_INIT_UNIFORM_FAN_IN;
+    double value = 0;
+    if (auto a = source.getArgAttrOfType<FloatAttr>(i, "meta.init_value"))
+      value = a.getValueAsDouble();
     d.params.push_back({nullptr, *dtype, static_cast<int32_t>(type.getRank()),
-                        nullptr, kind, fanIn});
+                        nullptr, kind, fanIn, value});
   }
   for (unsigned i = 0; i < count; ++i) {
     d.params[i].name = d.paramNames[i].c_str();

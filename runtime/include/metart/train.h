@@ -33,6 +33,8 @@ typedef enum metart_init {
   METART_INIT_ZEROS = 2,
   /** N(0, 1): PyTorch's default for embeddings. */
   METART_INIT_NORMAL = 3,
+  /** Every element `value` (Meta-SGD's learned rates start at inner_lr). */
+  METART_INIT_CONSTANT = 4,
 } metart_init;
 
 typedef struct metart_param_spec {
@@ -42,6 +44,7 @@ typedef struct metart_param_spec {
   const int64_t *shape;
   int32_t init; /* metart_init */
   int64_t fan_in;
+  double value; /* METART_INIT_CONSTANT's */
 } metart_param_spec;
 
 typedef struct metart_eval_spec {

@@ -179,6 +179,9 @@ metart_status Trainer::initializeParams() {
       case METART_INIT_NORMAL:
         v = normal(rng);
         break;
+      case METART_INIT_CONSTANT:
+        v = p.value;
+        break;
       default:
         v = uniform(rng);
         break;

@@ -103,6 +103,15 @@ private:
 
   /// ANIL: which parameters the inner loop adapts (those under `head`).
   LogicalResult selectHead(StringRef head);
+  /// The types of everything the outer loop learns: the model's parameters
+  /// and, for Meta-SGD, a rate per parameter.
+  SmallVector<Type> learnedTypes();
+  /// Meta-SGD: names the step's learned arguments (the model's parameters,
+  /// then `lr.<name>` rates starting at `innerLr`) for the runtime.
+  void nameLearnedParameters(func::FuncOp step, double innerLr);
+  FailureOr<Value> emitMetaSGDLoss(OpBuilder &b, int64_t steps, int64_t order,
+                                   ValueRange theta, ValueRange alpha,
+                                   ValueRange task);
   /// ProtoNets: the query loss against class prototypes of the support set.
   FailureOr<Value> emitPrototypeLoss(OpBuilder &b, ValueRange params,
                                      ValueRange task, int64_t ways);
@@ -210,6 +219,71 @@ FailureOr<Value> StepBuilder::emitPrototypeLoss(OpBuilder &b, ValueRange params,
   return emitLoss(b, loc, LossKind::CrossEntropy, logits, task[3]);
 }
 
+SmallVector<Type> StepBuilder::learnedTypes() {
+  SmallVector<Type> types(model.getFunctionType().getInputs().drop_back());
+  if (isa<MetaSGDAttr>(train.getAlgorithm())) {
+    // Meta-SGD also learns one inner learning rate per parameter element.
+    size_t n = types.size();
+    for (size_t i = 0; i < n; ++i)
+      types.push_back(types[i]);
+  }
+  return types;
+}
+
+void StepBuilder::nameLearnedParameters(func::FuncOp step, double innerLr) {
+  unsigned n = model.getNumArguments() - 1;
+  MLIRContext *ctx = step.getContext();
+  for (unsigned i = 0; i < n; ++i) {
+    step.setArgAttrs(i, model.getArgAttrDict(i));
+    auto name = model.getArgAttrOfType<StringAttr>(i, "meta.param");
+    NamedAttrList rate;
+    rate.set("meta.param", StringAttr::get(ctx, "lr." + name.getValue()));
+    rate.set("meta.init", StringAttr::get(ctx, "constant"));
+    rate.set("meta.init_value", FloatAttr::get(Float64Type::get(ctx), innerLr));
+    step.setArgAttrs(n + i, rate.getDictionary(ctx));
+  }
+}
+
+/// Meta-SGD (Li et al., 2017): inner steps theta - alpha * grad with a
+/// learned rate per parameter element (alpha, learned by the outer loop
+/// like the parameters), then the query loss.
+FailureOr<Value> StepBuilder::emitMetaSGDLoss(OpBuilder &b, int64_t steps,
+                                              int64_t order, ValueRange theta,
+                                              ValueRange alpha,
+                                              ValueRange task) {
+  Location loc = train.getLoc();
+  nn::NNBuilder nn(b, loc);
+  SmallVector<Value> fast(theta);
+  Type lossType;
+  for (int64_t k = 0; k < steps; ++k) {
+    if (!lossType) {
+      auto type = cast<RankedTensorType>(fast[0].getType());
+      lossType = RankedTensorType::get({}, type.getElementType());
+    }
+    SmallVector<Type> types{lossType};
+    llvm::append_range(types, ValueRange(fast).getTypes());
+    auto grad = GradOp::create(b, loc, types, fast, /*first_order=*/order == 1);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = b.createBlock(&grad.getBody());
+      for (Value v : fast)
+        body->addArgument(v.getType(), loc);
+      FailureOr<Value> prediction =
+          applyModel(b, model, body->getArguments(), task[0]);
+      if (failed(prediction))
+        return failure();
+      YieldOp::create(b, loc,
+                      emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
+    }
+    for (auto [p, g, a] : llvm::zip(fast, grad.getGradients(), alpha))
+      p = nn.sub(p, nn.mul(a, g));
+  }
+  FailureOr<Value> prediction = applyModel(b, model, fast, task[2]);
+  if (failed(prediction))
+    return failure();
+  return emitLoss(b, loc, train.getLoss(), *prediction, task[3]);
+}
+
 LogicalResult StepBuilder::selectHead(StringRef head) {
   adaptedParams.clear();
   bool any = false;
@@ -232,11 +306,12 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm());
   auto anil = dyn_cast<ANILAttr>(train.getAlgorithm());
   auto protonet = dyn_cast<ProtoNetAttr>(train.getAlgorithm());
-  if (!maml && !reptile && !anil && !protonet)
+  auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm());
+  if (!maml && !reptile && !anil && !protonet && !metasgd)
     return train.emitOpError("algorithm ")
            << train.getAlgorithm()
            << " is not supported by the expand phase yet (MAML, FOMAML, "
-              "Reptile, ANIL and ProtoNets are)";
+              "Reptile, ANIL, Meta-SGD and ProtoNets are)";
   if (protonet && !tasks.getWaysAttr())
     return train.emitOpError("protonet needs classification tasks with a "
                              "number of ways (classes per task)");
@@ -245,7 +320,7 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
   FunctionType modelType = model.getFunctionType();
-  SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
+  SmallVector<Type> paramTypes = learnedTypes();
   Type input = tasks.getInputType(), target = tasks.getTargetType();
   int64_t support = tasks.getSupport(), query = tasks.getQuery();
   SmallVector<Type> batchTypes = {
@@ -272,6 +347,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
 
   auto step = func::FuncOp::create(b, loc, (train.getSymName() + ".step").str(),
                                    b.getFunctionType(inputs, results));
+  if (metasgd)
+    nameLearnedParameters(step, metasgd.getInnerLr().convertToDouble());
   Block *entry = step.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
@@ -302,7 +379,13 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
     FailureOr<Value> taskLoss;
-    if (protonet) {
+    if (metasgd) {
+      ValueRange learned = taskBody->getArguments().drop_front(4);
+      size_t half = learned.size() / 2;
+      taskLoss = emitMetaSGDLoss(
+          b, metasgd.getSteps(), metasgd.getOrder(), learned.take_front(half),
+          learned.drop_front(half), taskBody->getArguments().take_front(4));
+    } else if (protonet) {
       taskLoss = emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
                                    taskBody->getArguments().take_front(4),
                                    tasks.getWaysAttr().getInt());
@@ -383,7 +466,7 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
   Location loc = train.getLoc();
   int64_t count = train.getMetaBatch();
   FunctionType modelType = model.getFunctionType();
-  SmallVector<Type> paramTypes(modelType.getInputs().drop_back());
+  SmallVector<Type> paramTypes = learnedTypes();
   Type input = evalTasks.getInputType(), target = evalTasks.getTargetType();
   int64_t support = evalTasks.getSupport(), query = evalTasks.getQuery();
   SmallVector<Type> batchTypes = {
@@ -417,6 +500,19 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
         emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
                           taskBody->getArguments().take_front(4),
                           evalTasks.getWaysAttr().getInt());
+    if (failed(taskLoss))
+      return failure();
+    YieldOp::create(b, loc, *taskLoss);
+    b.setInsertionPointAfter(map);
+    func::ReturnOp::create(b, loc, map.getResults());
+    return eval;
+  }
+  if (auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm())) {
+    ValueRange learned = taskBody->getArguments().drop_front(4);
+    size_t half = learned.size() / 2;
+    FailureOr<Value> taskLoss = emitMetaSGDLoss(
+        b, steps, /*order=*/1, learned.take_front(half),
+        learned.drop_front(half), taskBody->getArguments().take_front(4));
     if (failed(taskLoss))
       return failure();
     YieldOp::create(b, loc, *taskLoss);
