@@ -8,6 +8,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
+
 namespace metac::meta {
 #define GEN_PASS_DEF_METAEXPAND
 #include "metac/Dialect/Meta/Transforms/Passes.h.inc"
@@ -100,6 +102,11 @@ private:
                                        ArrayRef<Type> batchTypes,
                                        ArrayRef<Type> paramTypes, Type scalar,
                                        int64_t count);
+  /// iMAML: the query loss and the implicit meta-gradient of one task.
+  FailureOr<SmallVector<Value>> emitImplicitGradient(OpBuilder &b,
+                                                     IMAMLAttr imaml,
+                                                     ValueRange theta,
+                                                     ValueRange task);
 
   /// ANIL: which parameters the inner loop adapts (those under `head`).
   LogicalResult selectHead(StringRef head);
@@ -284,6 +291,130 @@ FailureOr<Value> StepBuilder::emitMetaSGDLoss(OpBuilder &b, int64_t steps,
   return emitLoss(b, loc, train.getLoss(), *prediction, task[3]);
 }
 
+/// iMAML (Rajeswaran et al., 2019), per task: phi after `steps` gradient
+/// steps on the proximal support loss L_s(phi) + lambda/2 |phi - theta|^2
+/// from theta (first-order: nothing differentiates through them); then the
+/// implicit meta-gradient x solving (I + H/lambda) x = grad L_q(phi), H the
+/// Hessian of L_s at phi, by `cg_steps` conjugate-gradient iterations whose
+/// Hessian-vector products are gradients of <grad L_s, p> (a gradient
+/// request inside another). No intermediate of the inner steps is kept for
+/// a backward pass, so memory does not grow with them. Yields the query
+/// loss at phi and x.
+FailureOr<SmallVector<Value>>
+StepBuilder::emitImplicitGradient(OpBuilder &b, IMAMLAttr imaml,
+                                  ValueRange theta, ValueRange task) {
+  Location loc = train.getLoc();
+  nn::NNBuilder nn(b, loc);
+  double lr = imaml.getInnerLr().convertToDouble();
+  double lambda = imaml.getLambda().convertToDouble();
+  auto scalarOf = [](Value v) {
+    return RankedTensorType::get(
+        {}, cast<RankedTensorType>(v.getType()).getElementType());
+  };
+  auto allDims = [](Value v) {
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < cast<RankedTensorType>(v.getType()).getRank(); ++d)
+      dims.push_back(d);
+    return dims;
+  };
+  // The gradient of `loss` with respect to `at`, as a gradient request.
+  std::function<FailureOr<SmallVector<Value>>(
+      ValueRange, bool, function_ref<FailureOr<Value>(ValueRange)>)>
+      gradient = [&](ValueRange at, bool firstOrder,
+                     function_ref<FailureOr<Value>(ValueRange)> loss)
+      -> FailureOr<SmallVector<Value>> {
+    SmallVector<Type> types{scalarOf(at[0])};
+    llvm::append_range(types, at.getTypes());
+    auto grad = GradOp::create(b, loc, types, at, firstOrder);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *body = b.createBlock(&grad.getBody());
+      for (Value v : at)
+        body->addArgument(v.getType(), loc);
+      FailureOr<Value> value = loss(body->getArguments());
+      if (failed(value))
+        return failure();
+      YieldOp::create(b, loc, *value);
+    }
+    return SmallVector<Value>(grad.getGradients());
+  };
+  auto lossOn = [&](ValueRange p, Value x, Value y) -> FailureOr<Value> {
+    FailureOr<Value> prediction = applyModel(b, model, p, x);
+    if (failed(prediction))
+      return failure();
+    return emitLoss(b, loc, train.getLoss(), *prediction, y);
+  };
+  auto supportLoss = [&](ValueRange p) { return lossOn(p, task[0], task[1]); };
+  auto queryLoss = [&](ValueRange p) { return lossOn(p, task[2], task[3]); };
+  auto dot = [&](ValueRange a, ValueRange c) {
+    Value total;
+    for (auto [x, y] : llvm::zip(a, c)) {
+      Value term = nn.reduceSum(nn.mul(x, y), allDims(x));
+      total = total ? nn.add(total, term) : term;
+    }
+    return total;
+  };
+  auto times = [&](Value scalar, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return nn.mul(nn.broadcast(scalar, type.getShape(), allDims(t)), t);
+  };
+
+  // The proximal inner loop.
+  SmallVector<Value> phi(theta);
+  for (int64_t k = 0; k < imaml.getSteps(); ++k) {
+    FailureOr<SmallVector<Value>> g = gradient(phi, true, supportLoss);
+    if (failed(g))
+      return failure();
+    for (auto [p, gi, t] : llvm::zip(phi, *g, theta))
+      p = nn.sub(p, nn.scale(nn.add(gi, nn.scale(nn.sub(p, t), lambda)), lr));
+  }
+  for (Value &p : phi)
+    p = nn::StopGradientOp::create(b, loc, p);
+  FailureOr<SmallVector<Value>> v = gradient(phi, true, queryLoss);
+  FailureOr<Value> lossAtPhi = queryLoss(phi);
+  if (failed(v) || failed(lossAtPhi))
+    return failure();
+  // A p = p + H p / lambda, H p the gradient of <grad L_s(phi), p>.
+  auto apply = [&](ArrayRef<Value> p) -> FailureOr<SmallVector<Value>> {
+    FailureOr<SmallVector<Value>> hp =
+        gradient(phi, true, [&](ValueRange at) -> FailureOr<Value> {
+          FailureOr<SmallVector<Value>> g = gradient(at, false, supportLoss);
+          if (failed(g))
+            return failure();
+          return dot(*g, p);
+        });
+    if (failed(hp))
+      return failure();
+    SmallVector<Value> result;
+    for (auto [pi, hpi] : llvm::zip(p, *hp))
+      result.push_back(nn.add(pi, nn.scale(hpi, 1.0 / lambda)));
+    return result;
+  };
+  // Conjugate gradients from x = 0.
+  SmallVector<Value> x, r(*v), p(*v);
+  for (Value vi : *v)
+    x.push_back(nn.zerosLike(vi));
+  Value rr = dot(r, r);
+  for (int64_t k = 0; k < imaml.getCgSteps(); ++k) {
+    FailureOr<SmallVector<Value>> ap = apply(p);
+    if (failed(ap))
+      return failure();
+    Value alpha = nn.div(rr, dot(p, *ap));
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = nn.add(x[i], times(alpha, p[i]));
+      r[i] = nn.sub(r[i], times(alpha, (*ap)[i]));
+    }
+    Value rrNew = dot(r, r);
+    Value beta = nn.div(rrNew, rr);
+    for (size_t i = 0; i < p.size(); ++i)
+      p[i] = nn.add(r[i], times(beta, p[i]));
+    rr = rrNew;
+  }
+  SmallVector<Value> result{*lossAtPhi};
+  llvm::append_range(result, x);
+  return result;
+}
+
 LogicalResult StepBuilder::selectHead(StringRef head) {
   adaptedParams.clear();
   bool any = false;
@@ -307,11 +438,11 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   auto anil = dyn_cast<ANILAttr>(train.getAlgorithm());
   auto protonet = dyn_cast<ProtoNetAttr>(train.getAlgorithm());
   auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm());
-  if (!maml && !reptile && !anil && !protonet && !metasgd)
+  auto imaml = dyn_cast<IMAMLAttr>(train.getAlgorithm());
+  if (!maml && !reptile && !anil && !protonet && !metasgd && !imaml)
     return train.emitOpError("algorithm ")
            << train.getAlgorithm()
-           << " is not supported by the expand phase yet (MAML, FOMAML, "
-              "Reptile, ANIL, Meta-SGD and ProtoNets are)";
+           << " is not supported by the expand phase yet";
   if (protonet && !tasks.getWaysAttr())
     return train.emitOpError("protonet needs classification tasks with a "
                              "number of ways (classes per task)");
@@ -358,7 +489,9 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   ValueRange state = args.slice(n, stateTypes.size());
   ValueRange batch = args.take_back(4);
 
-  if (reptile)
+  // Reptile and iMAML: the tasks yield gradient-like values the step
+  // averages (no gradient request around the map).
+  if (reptile || imaml)
     return buildReptile(b, reptile, step, params, state, batch, batchTypes,
                         paramTypes, scalar, count);
 
@@ -436,23 +569,36 @@ StepBuilder::buildReptile(OpBuilder &b, ReptileAttr reptile, func::FuncOp step,
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
     ValueRange task = taskBody->getArguments().take_front(4);
-    FailureOr<SmallVector<Value>> adapted = emitAdapted(
-        b, reptile.getSteps(), reptile.getInnerLr().convertToDouble(),
-        /*order=*/1, taskBody->getArguments().drop_front(4), task);
-    if (failed(adapted))
-      return failure();
-    FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
-    if (failed(prediction))
-      return failure();
-    SmallVector<Value> yielded{
-        emitLoss(b, loc, train.getLoss(), *prediction, task[3])};
-    llvm::append_range(yielded, *adapted);
+    ValueRange theta = taskBody->getArguments().drop_front(4);
+    SmallVector<Value> yielded;
+    if (reptile) {
+      FailureOr<SmallVector<Value>> adapted = emitAdapted(
+          b, reptile.getSteps(), reptile.getInnerLr().convertToDouble(),
+          /*order=*/1, theta, task);
+      if (failed(adapted))
+        return failure();
+      FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
+      if (failed(prediction))
+        return failure();
+      yielded.push_back(
+          emitLoss(b, loc, train.getLoss(), *prediction, task[3]));
+      llvm::append_range(yielded, *adapted);
+    } else {
+      FailureOr<SmallVector<Value>> implicit = emitImplicitGradient(
+          b, cast<IMAMLAttr>(train.getAlgorithm()), theta, task);
+      if (failed(implicit))
+        return failure();
+      yielded = *implicit;
+    }
     YieldOp::create(b, loc, yielded);
   }
   nn::NNBuilder nn(b, loc);
   SmallVector<Value> grads;
-  for (auto [i, theta] : llvm::enumerate(params))
-    grads.push_back(nn.sub(theta, nn.reduceMean(map.getResult(i + 1), {0})));
+  for (auto [i, theta] : llvm::enumerate(params)) {
+    Value mean = nn.reduceMean(map.getResult(i + 1), {0});
+    // Reptile's gradient is theta - mean(phi); iMAML's tasks yield theirs.
+    grads.push_back(reptile ? nn.sub(theta, mean) : mean);
+  }
   auto update =
       OuterStepOp::create(b, loc, train.getOptimizer(), params, grads, state);
   SmallVector<Value> returned(update.getResults());
@@ -526,6 +672,8 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
     innerLr = maml.getInnerLr().convertToDouble();
   else if (auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm()))
     innerLr = reptile.getInnerLr().convertToDouble();
+  else if (auto imaml = dyn_cast<IMAMLAttr>(train.getAlgorithm()))
+    innerLr = imaml.getInnerLr().convertToDouble();
   else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm())) {
     innerLr = anil.getInnerLr().convertToDouble();
     if (failed(selectHead(anil.getHead())))
