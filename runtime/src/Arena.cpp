@@ -52,6 +52,14 @@ metart_status Arena::allocateScratch(size_t bytes, void **out,
     error = "cannot allocate " + std::to_string(bytes) + " bytes";
     return METART_ERROR_OUT_OF_MEMORY;
   }
+  // A block of this size given back earlier in the iteration is reused:
+  // it is already counted.
+  auto reusable = freeScratchBlocks.find(rounded);
+  if (reusable != freeScratchBlocks.end() && !reusable->second.empty()) {
+    *out = reusable->second.back();
+    reusable->second.pop_back();
+    return METART_OK;
+  }
   if (!fitsLimit(rounded, error))
     return METART_ERROR_OUT_OF_MEMORY;
   if (chunks.empty() || chunks.back().capacity - chunks.back().used < rounded) {
@@ -92,7 +100,14 @@ void Arena::releaseChunks() {
   chunks.clear();
 }
 
+void Arena::freeScratch(void *data, size_t bytes) {
+  size_t rounded = roundUp(bytes);
+  if (data && rounded)
+    freeScratchBlocks[rounded].push_back(data);
+}
+
 void Arena::resetScratch() {
+  freeScratchBlocks.clear();
   if (chunks.size() > 1) {
     nextChunkBytes = 0;
     for (const Chunk &chunk : chunks)

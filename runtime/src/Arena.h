@@ -49,6 +49,10 @@ public:
   /// Scratch memory valid until the next `resetScratch`. On failure returns
   /// METART_ERROR_OUT_OF_MEMORY and sets `error` to why.
   metart_status allocateScratch(size_t bytes, void **out, std::string &error);
+  /// Gives back one scratch block of `bytes` (as allocated) before the
+  /// reset: a later scratch allocation of the same rounded size reuses it.
+  /// The bytes stay counted: they are still taken from the device.
+  void freeScratch(void *data, size_t bytes);
   /// Releases every scratch block at once. When the last iteration needed
   /// several chunks, the next one gets a single chunk of their total size.
   void resetScratch();
@@ -84,6 +88,8 @@ private:
   /// the last iteration needed).
   size_t nextChunkBytes = 0;
   std::unordered_map<void *, size_t> buffers;
+  /// Scratch blocks given back before the reset, by rounded size.
+  std::unordered_map<size_t, std::vector<void *>> freeScratchBlocks;
   size_t scratchBytes = 0;
   size_t bufferBytes = 0;
   size_t peakBytes = 0;

@@ -43,6 +43,11 @@ metart_status metart_scratch_alloc(metart_context *context, size_t bytes,
                   &Arena::allocateScratch);
 }
 
+void metart_scratch_free(metart_context *context, void *data, size_t bytes) {
+  if (context)
+    context->arena.freeScratch(data, bytes);
+}
+
 void metart_scratch_reset(metart_context *context) {
   if (context)
     context->arena.resetScratch();

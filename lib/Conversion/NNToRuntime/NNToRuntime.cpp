@@ -101,13 +101,67 @@ LogicalResult StepLowering::lower() {
   emit.call("metart_scratch_reset", {emit.context()});
   for (auto [i, arg] : llvm::enumerate(step.getArguments()))
     descriptors[arg] = emit.arrayElement(emit.inputs(), i);
-  for (Operation &op : step.getBody().front()) {
+  // Scratch buffers are given back after their last reader, so later ops
+  // of the same size reuse them: memory follows what is live, not what the
+  // whole step computes (long inner loops, CG iterations, micro-batches).
+  Block &body = step.getBody().front();
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : body)
+    position[&op] = position.size();
+  // Views share their operand's buffer; the buffer dies with its last view.
+  DenseMap<Value, Value> buffer;
+  DenseMap<Value, unsigned> death;
+  for (Operation &op : body) {
+    bool view = isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
+                    shard::SendOp>(op);
+    for (Value result : op.getResults()) {
+      if (!isa<RankedTensorType>(result.getType()) ||
+          isa<meta::OuterStepOp>(op))
+        continue;
+      Value base = view ? buffer.lookup(op.getOperand(0)) : result;
+      if (!base)
+        continue;
+      buffer[result] = base;
+      unsigned last = position[&op];
+      for (Operation *user : result.getUsers()) {
+        last = std::max(last, position[user]);
+        // A send does not wait for its receiver: what it sends must stay
+        // until the step's closing collective completes it.
+        if (isa<shard::SendOp>(user))
+          last = position.size();
+      }
+      death[base] = std::max(death.lookup(base), last);
+    }
+  }
+  DenseMap<unsigned, SmallVector<Value>> dying;
+  for (auto [base, at] : death)
+    dying[at].push_back(base);
+  for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       lowerReturn(ret);
       continue;
     }
     if (failed(lowerOp(&op)))
       return failure();
+    auto it = dying.find(position[&op]);
+    if (it == dying.end())
+      continue;
+    // In program order, so the IR is the same from run to run.
+    SmallVector<Value> bases = it->second;
+    llvm::sort(bases, [&](Value a, Value b) {
+      Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+      if (x != y)
+        return position[x] < position[y];
+      return cast<OpResult>(a).getResultNumber() <
+             cast<OpResult>(b).getResultNumber();
+    });
+    for (Value base : bases) {
+      Value d = descriptors.lookup(base);
+      if (!d)
+        continue;
+      emit.call("metart_scratch_free", {emit.context(), emit.dataOf(d),
+                                        emit.i64(byteSize(base.getType()))});
+    }
   }
   emit.finishFunction();
   return success();

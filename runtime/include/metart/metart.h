@@ -101,6 +101,10 @@ const char *metart_context_last_error(const metart_context *context);
 metart_status metart_scratch_alloc(metart_context *context, size_t bytes,
                                    void **out_data);
 /** Releases all scratch memory at once. */
+/** Gives back scratch memory of `bytes` that nothing reads any more (after
+ *  its last use in compiled code), so later scratch allocations of the same
+ *  size reuse it within the iteration. */
+void metart_scratch_free(metart_context *context, void *data, size_t bytes);
 void metart_scratch_reset(metart_context *context);
 metart_status metart_buffer_alloc(metart_context *context, size_t bytes,
                                   void **out_data);
