@@ -5,7 +5,11 @@
 set(METART_DATA_ROOT ${CMAKE_CURRENT_LIST_DIR})
 
 target_sources(metart PRIVATE
+  ${METART_DATA_ROOT}/src/data/Classification.cpp
   ${METART_DATA_ROOT}/src/data/Episodes.cpp
+  ${METART_DATA_ROOT}/src/data/FashionMnist.cpp
+  ${METART_DATA_ROOT}/src/data/ImageFolder.cpp
+  ${METART_DATA_ROOT}/src/data/Png.cpp
   ${METART_DATA_ROOT}/src/data/Sequence.cpp
   ${METART_DATA_ROOT}/src/data/Sinusoid.cpp
   ${METART_DATA_ROOT}/src/data/Tasks.cpp
@@ -17,6 +21,17 @@ target_sources(metart PRIVATE
 )
 target_include_directories(metart PRIVATE ${METART_DATA_ROOT}/src)
 
+# Fashion-MNIST's gzipped idx files (zlib) and image folders (libpng):
+# Debian's zlib1g-dev and libpng-dev, installed by scripts/setup.sh.
+find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)
+target_link_libraries(metart PRIVATE PNG::PNG ZLIB::ZLIB)
+# Executables link libmetart.a by hand (lib/Runner): they need both too.
+get_property(METART_LINK_FLAGS TARGET metart PROPERTY METART_LINK_FLAGS)
+string(JOIN "|" METART_DATA_LINK_FLAGS ${PNG_LIBRARIES} ${ZLIB_LIBRARIES})
+set_property(TARGET metart PROPERTY METART_LINK_FLAGS
+  "${METART_LINK_FLAGS}|${METART_DATA_LINK_FLAGS}")
+
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
@@ -27,13 +42,17 @@ add_executable(metart-data-test
   ${METART_DATA_ROOT}/test/data/CApi.c
   ${METART_DATA_ROOT}/test/data/CorruptFileTest.cpp
   ${METART_DATA_ROOT}/test/data/EpisodesTest.cpp
+  ${METART_DATA_ROOT}/test/data/FashionMnistTest.cpp
+  ${METART_DATA_ROOT}/test/data/ImageFolderTest.cpp
   ${METART_DATA_ROOT}/test/data/RandomTest.cpp
   ${METART_DATA_ROOT}/test/data/SafetensorsTest.cpp
   ${METART_DATA_ROOT}/test/data/SequenceTest.cpp
   ${METART_DATA_ROOT}/test/data/SinusoidTest.cpp
 )
 target_include_directories(metart-data-test PRIVATE ${METART_DATA_ROOT}/src)
-target_link_libraries(metart-data-test PRIVATE metart GTest::gtest_main)
+# The image tests write PNGs and gzipped idx files themselves.
+target_link_libraries(metart-data-test PRIVATE metart PNG::PNG ZLIB::ZLIB
+  GTest::gtest_main)
 gtest_discover_tests(metart-data-test TEST_PREFIX "metart.data.")
 
 # Writes and dumps safetensors files for test/reference/check_safetensors.py,

@@ -168,8 +168,9 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
               nn::ReshapeOp, nn::TransposeOp, nn::BroadcastOp, nn::ReduceSumOp,
               nn::ReduceMeanOp,
               // Losses and indexing.
-              nn::MSELossOp, nn::CrossEntropyLossOp, nn::OneHotOp,
-              nn::EmbeddingOp, nn::EmbeddingBackwardOp>(evaluateNN)
+              nn::MSELossOp, nn::CrossEntropyLossOp, nn::AccuracyOp,
+              nn::OneHotOp, nn::EmbeddingOp, nn::EmbeddingBackwardOp>(
+              evaluateNN)
           .Default([](Operation *op) -> FailureOr<Tensor> {
             op->emitError("unsupported operation '")
                 << op->getName()

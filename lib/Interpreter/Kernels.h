@@ -93,10 +93,11 @@ mlir::FailureOr<Tensor> evaluateOp(nn::BroadcastOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::ReduceSumOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::ReduceMeanOp op, const Frame &frame);
 
-// Losses.cpp: mean squared error and softmax cross-entropy.
+// Losses.cpp: mean squared error, softmax cross-entropy and accuracy.
 mlir::FailureOr<Tensor> evaluateOp(nn::MSELossOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::CrossEntropyLossOp op,
                                    const Frame &frame);
+mlir::FailureOr<Tensor> evaluateOp(nn::AccuracyOp op, const Frame &frame);
 
 // Indexing.cpp: the ops indexed by integer tensors.
 mlir::FailureOr<Tensor> evaluateOp(nn::OneHotOp op, const Frame &frame);

@@ -1,7 +1,7 @@
 //===- Losses.cpp - losses in the interpreter -----------------------------===//
 //
-// `nn.mse_loss` and `nn.cross_entropy_loss`: a mean over every dimension
-// after the leading `batch_rank` ones, which the result keeps.
+// `nn.mse_loss`, `nn.cross_entropy_loss` and `nn.accuracy`: a mean over
+// every dimension after the leading `batch_rank` ones, which the result keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +61,32 @@ FailureOr<Tensor> evaluateOp(nn::CrossEntropyLossOp op, const Frame &frame) {
       sum += std::log(exponentials) - (row[label] - maximum);
     }
     y.values[b] = sum / n;
+  }
+  return y;
+}
+
+FailureOr<Tensor> evaluateOp(nn::AccuracyOp op, const Frame &frame) {
+  const Tensor &logits = frame.get(op.getLogits());
+  const Tensor &labels = frame.get(op.getLabels());
+  Tensor y = zeros(shapeOf(op.getResult()));
+  int64_t classes = logits.shape.back();
+  int64_t n =
+      product(ArrayRef<int64_t>(labels.shape).drop_front(op.getBatchRank()));
+  for (int64_t b = 0, e = y.numElements(); b < e; ++b) {
+    int64_t correct = 0;
+    for (int64_t s = b * n; s < (b + 1) * n; ++s) {
+      int64_t label = labels.ints[s];
+      if (failed(checkIndex(op, "label", label, classes)))
+        return failure();
+      const double *row = &logits.values[s * classes];
+      // The first maximum wins ties, as torch.argmax.
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c)
+        if (row[c] > row[best])
+          best = c;
+      correct += best == label;
+    }
+    y.values[b] = static_cast<double>(correct) / n;
   }
   return y;
 }

@@ -50,6 +50,43 @@ bool hasTaskAxis(Operation *op) {
   return false;
 }
 
+/// `parts` (one element type) summed over the pipeline axis by one packed
+/// all-reduce: flattened, concatenated, reduced and sliced back.
+SmallVector<Value> sumOverPipeline(OpBuilder &b, Location loc,
+                                   FlatSymbolRefAttr grid,
+                                   ArrayRef<Value> parts) {
+  auto reduction =
+      shard::ReductionKindAttr::get(b.getContext(), shard::ReductionKind::Sum);
+  auto axes = b.getDenseI16ArrayAttr({MeshAxis::Pipeline});
+  if (parts.size() == 1)
+    return {shard::AllReduceOp::create(b, loc, parts[0].getType(), grid, axes,
+                                       parts[0], reduction)};
+  SmallVector<Value> flat;
+  for (Value part : parts) {
+    auto type = cast<RankedTensorType>(part.getType());
+    flat.push_back(nn::ReshapeOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+        part));
+  }
+  Value packed = tensor::ConcatOp::create(b, loc, /*dim=*/0, flat);
+  Value summed = shard::AllReduceOp::create(b, loc, packed.getType(), grid,
+                                            axes, packed, reduction);
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (Value part : parts) {
+    auto type = cast<RankedTensorType>(part.getType());
+    int64_t n = type.getNumElements();
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, summed, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    results.push_back(nn::ReshapeOp::create(b, loc, type, slice));
+    offset += n;
+  }
+  return results;
+}
+
 struct Layer {
   SmallVector<unsigned> params;
   int64_t weight;
@@ -433,6 +470,7 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   // reduction also sums over the stages.
   IRMapping tailMapping = base;
   SmallVector<std::pair<shard::AllReduceOp, Value>> reductions;
+  SmallVector<std::pair<shard::AllGatherOp, Value>> gathers;
   for (Operation *owner : owners) {
     Value point = owner->getOperand(0);
     auto type = cast<RankedTensorType>(point.getType());
@@ -459,17 +497,29 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
           DenseElementsAttr::get(zerosType,
                                  b.getZeroAttr(type.getElementType())));
     }
-    if (auto reduce = dyn_cast<shard::AllReduceOp>(owner)) {
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(owner))
       reductions.push_back({reduce, combined});
-    } else {
-      auto gather = cast<shard::AllGatherOp>(owner);
-      Value summed = shard::AllReduceOp::create(
-          b, loc, combined.getType(), gather.getGrid(),
-          ArrayRef<int16_t>{MeshAxis::Pipeline}, combined,
-          shard::ReductionKind::Sum);
+    else
+      gathers.push_back({cast<shard::AllGatherOp>(owner), combined});
+  }
+  // Gathered per-task values are first summed over the stages, packed into
+  // one all-reduce per element type for the reason given below.
+  llvm::MapVector<Type, SmallVector<std::pair<shard::AllGatherOp, Value>>>
+      gatherKinds;
+  for (auto &[gather, combined] : gathers)
+    gatherKinds[cast<RankedTensorType>(combined.getType()).getElementType()]
+        .push_back({gather, combined});
+  for (auto &[element, members] : gatherKinds) {
+    SmallVector<Value> parts;
+    for (auto &member : members)
+      parts.push_back(member.second);
+    SmallVector<Value> summed =
+        sumOverPipeline(b, loc, members.front().first.getGridAttr(), parts);
+    for (auto [member, sum] : llvm::zip(members, summed)) {
+      shard::AllGatherOp gather = member.first;
       auto gathered = shard::AllGatherOp::create(
           b, loc, gather.getType(), gather.getGridAttr(),
-          gather.getGridAxesAttr(), summed, gather.getGatherAxisAttr());
+          gather.getGridAxesAttr(), sum, gather.getGatherAxisAttr());
       tailMapping.map(gather.getResult(), gathered.getResult());
     }
   }

@@ -427,7 +427,7 @@ OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
         int64_t rank = ctx.globalTypeOf(op.getPrediction()).getRank();
         return lossPlan(op, op.getBatchRank(), rank, ctx);
       })
-      .Case([&](nn::CrossEntropyLossOp op) {
+      .Case<nn::CrossEntropyLossOp, nn::AccuracyOp>([&](auto op) {
         int64_t rank = ctx.globalTypeOf(op.getLabels()).getRank();
         return lossPlan(op, op.getBatchRank(), rank, ctx);
       })

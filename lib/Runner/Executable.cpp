@@ -56,7 +56,16 @@ void writeTasks(llvm::raw_ostream &os, const TasksDescription &t) {
      << (t.path.empty() ? std::string("0") : quoted(t.path));
   const metart_sequence_config &q = t.spec.sequence;
   os << ", {" << q.vocab << ", " << q.length << ", " << q.support << ", "
-     << q.query << "}}";
+     << q.query << "}";
+  // The directories of the image kinds are `path` above.
+  const metart_fashion_mnist_config &f = t.spec.fashion_mnist;
+  os << ", {0, {";
+  llvm::interleaveComma(f.classes, os);
+  os << "}, " << f.num_classes << ", " << f.ways << ", " << f.shots << ", "
+     << f.query << ", " << f.dtype << "}";
+  const metart_image_folder_config &i = t.spec.image_folder;
+  os << ", {0, " << i.image_size << ", " << i.ways << ", " << i.shots << ", "
+     << i.query << ", " << i.dtype << "}}";
 }
 
 /// The C source of `main`: the program's description as constants.
@@ -97,8 +106,8 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
     os << "  {" << e.steps << ", metac_function_" << i + 1 << ", ";
     writeTasks(os, e.tasks);
     os << ", " << e.count << ", "
-       << (p.stages > 1 ? "metac_stages_" + std::to_string(i + 1) : "0")
-       << "},\n";
+       << (p.stages > 1 ? "metac_stages_" + std::to_string(i + 1) : "0") << ", "
+       << e.accuracy << "},\n";
   }
   if (p.evaluations.empty())
     os << "  {0, 0, {0, {{0, 0}, {0, 0}, {0, 0}, 0, 0, 0}, 0}, 0},\n";

@@ -49,6 +49,38 @@ static FailureOr<TasksDescription> describeTasks(meta::TasksOp op) {
     d.spec.kind = METART_TASKS_SEQUENCE;
     return d;
   }
+  if (op.getKind() == "fashion_mnist" || op.getKind() == "image_folder") {
+    auto shotsAttr = op.getConfig().getAs<IntegerAttr>("shots");
+    if (!op.getWaysAttr() || !shotsAttr || op.getWaysAttr().getInt() < 1)
+      return op.emitError("a classification task distribution needs ways "
+                          "and config.shots");
+    int64_t ways = op.getWaysAttr().getInt();
+    int64_t shots = shotsAttr.getInt();
+    int64_t query = op.getQueryAttr().getInt() / ways;
+    auto input = cast<RankedTensorType>(op.getInputType());
+    int32_t dtype = *dtypeOf(input.getElementType());
+    if (auto path = op.getConfig().getAs<StringAttr>("path"))
+      d.path = path.getValue().str();
+    if (op.getKind() == "image_folder") {
+      d.spec.kind = METART_TASKS_IMAGE_FOLDER;
+      d.spec.image_folder = {nullptr, input.getDimSize(2), ways, shots, query,
+                             dtype};
+      return d;
+    }
+    metart_fashion_mnist_config &c = d.spec.fashion_mnist;
+    auto classes = op.getConfig().getAs<DenseI64ArrayAttr>("classes");
+    if (!classes || classes.empty() ||
+        classes.size() > static_cast<int64_t>(std::size(c.classes)))
+      return op.emitError("fashion_mnist needs 1 to 10 classes");
+    llvm::copy(classes.asArrayRef(), c.classes);
+    c.num_classes = classes.size();
+    c.ways = ways;
+    c.shots = shots;
+    c.query = query;
+    c.dtype = dtype;
+    d.spec.kind = METART_TASKS_FASHION_MNIST;
+    return d;
+  }
   if (op.getKind() == "episodes") {
     d.spec.kind = METART_TASKS_EPISODES;
     d.path = op.getConfig().getAs<StringAttr>("path").getValue().str();
@@ -153,10 +185,16 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
         describeTasks(module.lookupSymbol<meta::TasksOp>(evaluate.getTasks()));
     if (failed(evalTasks))
       return failure();
-    for (int64_t steps : evaluate.getSteps())
-      d.evaluations.push_back(
-          {cast<FlatSymbolRefAttr>(evalNames[e++]).getValue().str(), steps,
-           static_cast<int64_t>(evaluate.getCount()), *evalTasks});
+    for (int64_t steps : evaluate.getSteps()) {
+      std::string name =
+          cast<FlatSymbolRefAttr>(evalNames[e++]).getValue().str();
+      auto function = module.lookupSymbol<func::FuncOp>(
+          stageFunction(name, d.stages, d.stages - 1));
+      bool accuracy = function && function.getNumResults() == 2;
+      d.evaluations.push_back({name, steps,
+                               static_cast<int64_t>(evaluate.getCount()),
+                               *evalTasks, accuracy});
+    }
   }
   return d;
 }

@@ -30,6 +30,8 @@ struct EvaluationDescription {
   std::string function;
   int64_t steps = 0, count = 0;
   TasksDescription tasks;
+  /// Whether the function also returns per-task accuracies.
+  bool accuracy = false;
 };
 
 struct ProgramDescription {

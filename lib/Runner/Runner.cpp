@@ -110,8 +110,9 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     if (failed(fns))
       return failure();
     evalStages.push_back(std::move(*fns));
-    metart_eval_desc eval{e.steps, evalStages.back().front(), e.tasks.spec,
-                          e.count, nullptr};
+    metart_eval_desc eval{e.steps,      evalStages.back().front(),
+                          e.tasks.spec, e.count,
+                          nullptr,      e.accuracy};
     if (stages > 1)
       eval.stage_functions = evalStages.back().data();
     eval.tasks.path = e.tasks.path.c_str();

@@ -36,6 +36,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_nn_conv2d_backward_weight)},
       {"metart_nn_cross_entropy_loss",
        reinterpret_cast<void *>(&metart_nn_cross_entropy_loss)},
+      {"metart_nn_accuracy", reinterpret_cast<void *>(&metart_nn_accuracy)},
       {"metart_nn_embedding", reinterpret_cast<void *>(&metart_nn_embedding)},
       {"metart_nn_embedding_backward",
        reinterpret_cast<void *>(&metart_nn_embedding_backward)},

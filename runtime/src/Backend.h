@@ -135,6 +135,9 @@ public:
                                         const LossSizes &sizes,
                                         const void *logits, const void *labels,
                                         void *y) = 0;
+  virtual KernelStatus accuracy(metart_dtype dtype, metart_dtype labelType,
+                                const LossSizes &sizes, const void *logits,
+                                const void *labels, void *y) = 0;
 
   // Optimizers, in place. `momentumBuffer` may be null when momentum is 0.
   virtual KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,

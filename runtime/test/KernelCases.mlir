@@ -274,6 +274,18 @@ func.func @cross_entropy_loss_confident(%l: tensor<3x8x10xf64> {metac.eval.min =
   return %0 : tensor<3xf64>
 }
 
+func.func @accuracy_positions(%l: tensor<3x8x6x10xf64>, %y: tensor<3x8x6xi32> {metac.eval.max = 10 : i64}) -> tensor<3xf64> {
+  %0 = nn.accuracy %l, %y {batch_rank = 1 : i64} : tensor<3x8x6x10xf64>, tensor<3x8x6xi32> -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+
+// Ties go to the first largest logit: every row of ones predicts class 0.
+func.func @accuracy_ties(%y: tensor<12xi64> {metac.eval.max = 3 : i64}) -> tensor<f64> {
+  %l = arith.constant dense<1.0> : tensor<12x3xf64>
+  %0 = nn.accuracy %l, %y : tensor<12x3xf64>, tensor<12xi64> -> tensor<f64>
+  return %0 : tensor<f64>
+}
+
 func.func @embedding_two_batch_dims(%ids: tensor<2x3x4xi32> {metac.eval.max = 6 : i64}, %t: tensor<2x3x6x5xf64>) -> tensor<2x3x4x5xf64> {
   %0 = nn.embedding %ids, %t : tensor<2x3x4xi32>, tensor<2x3x6x5xf64> -> tensor<2x3x4x5xf64>
   return %0 : tensor<2x3x4x5xf64>

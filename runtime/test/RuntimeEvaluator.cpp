@@ -358,6 +358,10 @@ std::optional<metart_status> Evaluator::call(Operation *op,
         return metart_nn_cross_entropy_loss(
             c, in(0), in(1), static_cast<int64_t>(o.getBatchRank()), y);
       })
+      .Case([&](AccuracyOp o) {
+        return metart_nn_accuracy(c, in(0), in(1),
+                                  static_cast<int64_t>(o.getBatchRank()), y);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

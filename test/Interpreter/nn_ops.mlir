@@ -506,6 +506,16 @@ func.func @cross_entropy_loss_full_rank(%l: tensor<2x3x5xf64>, %y: tensor<2x3xi6
   return %0 : tensor<2x3xf64>
 }
 
+func.func @accuracy(%l: tensor<40x5xf64>, %y: tensor<40xi64> {metac.eval.max = 5 : i64}) -> tensor<f64> {
+  %0 = nn.accuracy %l, %y : tensor<40x5xf64>, tensor<40xi64> -> tensor<f64>
+  return %0 : tensor<f64>
+}
+
+func.func @accuracy_batched(%l: tensor<3x20x4xf64>, %y: tensor<3x20xi32> {metac.eval.max = 4 : i64}) -> tensor<3xf64> {
+  %0 = nn.accuracy %l, %y {batch_rank = 1 : i64} : tensor<3x20x4xf64>, tensor<3x20xi32> -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+
 //===----------------------------------------------------------------------===//
 // Integer-indexed ops
 //===----------------------------------------------------------------------===//

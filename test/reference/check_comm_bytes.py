@@ -50,7 +50,9 @@ def main():
     outer = "+".join(a for a in ("task", "data") if mesh[a] > 1)
     expected[outer] = expected.get(outer, 0) + size * (elements + 1)
 
-    lines = [json.loads(line) for line in open(args.metrics)]
+    # Iteration lines (evaluation lines, after them, move no training bytes).
+    lines = [entry for entry in map(json.loads, open(args.metrics))
+             if "iteration" in entry]
     if not lines:
         sys.exit("no metrics")
     for line in lines:

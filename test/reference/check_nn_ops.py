@@ -139,6 +139,15 @@ def cross_entropy(logits, labels, batch_rank=0):
         logits, labels)
 
 
+def accuracy(logits, labels, batch_rank=0):
+    classes = logits.shape[-1]
+    return over_prefix(
+        batch_rank,
+        lambda l, y: (l.reshape(-1, classes).argmax(-1) == y.reshape(-1))
+        .to(F64).mean(),
+        logits, labels)
+
+
 def embedding(ids, table):
     return over_prefix(table.dim() - 2, F.embedding, ids, table)
 
@@ -274,6 +283,8 @@ REFERENCES = {
     "cross_entropy_loss_positions": lambda l, y: cross_entropy(l, y, 1),
     "cross_entropy_loss_single": cross_entropy,
     "cross_entropy_loss_full_rank": lambda l, y: cross_entropy(l, y, 2),
+    "accuracy": accuracy,
+    "accuracy_batched": lambda l, y: accuracy(l, y, 1),
     # Integer-indexed ops.
     "one_hot": lambda y: F.one_hot(y, 4).to(F64),
     "one_hot_i32": lambda y: F.one_hot(y, 3).to(F64),

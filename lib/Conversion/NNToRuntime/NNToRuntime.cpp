@@ -502,6 +502,12 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                 args({ctx, operand(o.getLogits()), operand(o.getLabels()),
                       emit.i64(o.getBatchRank()), result(o)}));
           })
+          .Case([&](nn::AccuracyOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_accuracy"),
+                args({ctx, operand(o.getLogits()), operand(o.getLabels()),
+                      emit.i64(o.getBatchRank()), result(o)}));
+          })
           // Collectives over the axes of the mesh (a bit mask, bit i for
           // grid axis i); the runtime maps each mask to a communicator.
           .Case([&](shard::AllReduceOp o) {

@@ -62,6 +62,79 @@ metart_status metart_tasks_create_sequence(const metart_sequence_config *config,
                                            uint64_t seed,
                                            metart_tasks **out_tasks);
 
+/** N-way K-shot image classification, the shape shared by
+ *  metart_tasks_create_fashion_mnist and metart_tasks_create_image_folder.
+ *  Samples are images f32[1, side, side] (or f64) with pixel values
+ *  intensity / 255 (intensity / 65535 for 16-bit PNGs), targets METART_I64
+ *  scalars. A task of draw t is sampled from its own counter-based streams
+ *  of (seed, split, t, task index), like the sinusoid's:
+ *    - `ways` distinct classes, uniformly from the allowed classes (a
+ *      partial Fisher-Yates shuffle of their list); the i-th class drawn
+ *      gets label i (labels are remapped per task to 0..ways-1);
+ *    - for the i-th class, shots + query distinct images of it (without
+ *      replacement, uniformly), the first `shots` for the support set, the
+ *      others for the query set.
+ *  Both sets are class-major: support sample j has label j / shots, query
+ *  sample j label j / query. So support = ways * shots samples and
+ *  query = ways * query samples per task. */
+
+/** Fashion-MNIST (the idx files of Debian's dataset-fashion-mnist, read
+ *  with zlib, gzipped or not): METART_SPLIT_TRAIN draws images of the 60000
+ *  training images, METART_SPLIT_EVAL of the 10000 test images, so
+ *  evaluating on the training classes still sees unseen images. Both files
+ *  are read when the handle is created, and shared by the handles of a
+ *  process that read the same directory. Samples are f32[1, 28, 28]. */
+typedef struct metart_fashion_mnist_config {
+  /** The directory of {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz;
+   *  NULL or "": /usr/share/datasets/fashion-mnist. */
+  const char *path;
+  /** The classes tasks draw from: classes[0..num_classes), distinct, each
+   *  0 to 9 (Fashion-MNIST has ten), at least `ways` of them. */
+  int64_t classes[10];
+  int64_t num_classes;
+  int64_t ways;  /* at least 1 */
+  int64_t shots; /* support images per class, at least 1 */
+  int64_t query; /* query images per class; shots + query <= 1000 */
+  int32_t dtype; /* METART_F32 or METART_F64 */
+} metart_fashion_mnist_config;
+
+/** Loads the idx files (METART_ERROR_IO naming the file and what is wrong
+ *  when one is missing or corrupt) and creates the distribution. */
+metart_status
+metart_tasks_create_fashion_mnist(const metart_fashion_mnist_config *config,
+                                  uint64_t seed, metart_tasks **out_tasks);
+
+/** Classes of PNG images in folders, like Omniglot: `path` holds one
+ *  subdirectory per class, classes numbered in the byte order of their
+ *  names, each holding images `*.png` (any case), also taken in name order;
+ *  names starting with '.' and other files are skipped. Both splits draw
+ *  from all classes (to evaluate on held-out classes, give the evaluation
+ *  its own folder), with different streams. Every image is decoded and
+ *  resized when the handle is created: 1/2/4/8/16-bit grayscale, gray +
+ *  alpha, RGB, RGBA and palette images become one luminance channel,
+ *  0.299 R + 0.587 G + 0.114 B (ITU-R 601-2, as PIL's convert("L"), with
+ *  no gamma correction), alpha ignored; then resized to
+ *  image_size x image_size with area interpolation (each output pixel is
+ *  the mean of the input over its footprint, pixels cut by the footprint's
+ *  edge weighted by their coverage; non-square images are stretched).
+ *  Values are computed in double and stored in the dtype. */
+typedef struct metart_image_folder_config {
+  const char *path;
+  int64_t image_size; /* at least 1 */
+  int64_t ways;       /* at least 1, at most the number of classes */
+  int64_t shots;      /* at least 1 */
+  int64_t query;      /* every class has at least shots + query images */
+  int32_t dtype;      /* METART_F32 or METART_F64 */
+} metart_image_folder_config;
+
+/** Reads the folder (METART_ERROR_IO naming the directory or file for a
+ *  missing directory, a folder without classes or an undecodable PNG;
+ *  METART_ERROR_INVALID_ARGUMENT for fewer than `ways` classes or a class
+ *  with fewer than shots + query images) and creates the distribution. */
+metart_status
+metart_tasks_create_image_folder(const metart_image_folder_config *config,
+                                 uint64_t seed, metart_tasks **out_tasks);
+
 /** Fixed episodes from a safetensors file with `support.x`, `support.y`,
  *  `query.x`, `query.y`, each with a leading episode axis and a sample axis
  *  ([N, samples, sample shape...]; inputs F32 or F64, targets any dtype).

@@ -268,6 +268,13 @@ metart_status metart_nn_cross_entropy_loss(metart_context *context,
                                            const metart_tensor *labels,
                                            int64_t batch_rank,
                                            const metart_tensor *y);
+/** The fraction of sample positions whose largest logit (the first, on
+ *  ties) is the label, per leading `batch_rank` index: the classification
+ *  metric of evaluations. Shapes as metart_nn_cross_entropy_loss. */
+metart_status metart_nn_accuracy(metart_context *context,
+                                 const metart_tensor *logits,
+                                 const metart_tensor *labels,
+                                 int64_t batch_rank, const metart_tensor *y);
 
 /*===----------------------------------------------------------------------===*
  * Outer optimizers (meta.outer_step), in place, PyTorch's update rules

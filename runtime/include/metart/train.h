@@ -48,10 +48,12 @@ typedef struct metart_param_spec {
 } metart_param_spec;
 
 typedef struct metart_eval_spec {
-  int64_t steps;            /* adaptation steps */
-  metart_function function; /* (params..., 4 batch tensors) -> losses[T] */
+  int64_t steps; /* adaptation steps */
+  /** (params..., 4 batch tensors) -> losses[T] (, accuracies[T]) */
+  metart_function function;
   metart_tasks *tasks;
-  int64_t count; /* evaluation tasks */
+  int64_t count;    /* evaluation tasks */
+  int32_t accuracy; /* whether `function` also returns accuracies */
 } metart_eval_spec;
 
 typedef struct metart_program {
@@ -97,6 +99,11 @@ typedef struct metart_eval_result {
   double mean;
   double ci95; /* half-width of the 95% confidence interval */
   int64_t count;
+  /** Classification: the mean query accuracy over the tasks and its 95%
+   *  confidence interval's half-width (when `has_accuracy`). */
+  int32_t has_accuracy;
+  double accuracy;
+  double accuracy_ci95;
 } metart_eval_result;
 
 typedef struct metart_train_result {
@@ -132,16 +139,22 @@ typedef enum metart_tasks_kind {
   METART_TASKS_SINUSOID = 0,
   METART_TASKS_EPISODES = 1,
   METART_TASKS_SEQUENCE = 2,
+  METART_TASKS_FASHION_MNIST = 3,
+  METART_TASKS_IMAGE_FOLDER = 4,
 } metart_tasks_kind;
 
 /** A task distribution to create: the configuration of its kind, or the
- *  episodes file. `sequence` comes last so that initialisers written before
- *  it still fill the other fields. */
+ *  episodes file. `path` is also the directory of fashion_mnist and
+ *  image_folder, replacing their configurations' `path` (NULL or "" for
+ *  Fashion-MNIST's default). Fields added later come last, so that
+ *  initialisers written before them still fill the other fields. */
 typedef struct metart_tasks_spec {
   int32_t kind; /* metart_tasks_kind */
   metart_sinusoid_config sinusoid;
   const char *path;
   metart_sequence_config sequence;
+  metart_fashion_mnist_config fashion_mnist;
+  metart_image_folder_config image_folder;
 } metart_tasks_spec;
 
 typedef struct metart_eval_desc {
@@ -152,6 +165,7 @@ typedef struct metart_eval_desc {
   /** With pipeline stages: the function of each stage (mesh[3] entries),
    *  replacing `function`; NULL otherwise. */
   const metart_function *stage_functions;
+  int32_t accuracy; /* whether the functions also return accuracies */
 } metart_eval_desc;
 
 /** A compiled program as data: `metart_program` with task distributions

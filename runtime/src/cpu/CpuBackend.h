@@ -108,6 +108,9 @@ public:
   KernelStatus crossEntropyLoss(metart_dtype dtype, metart_dtype labelType,
                                 const LossSizes &sizes, const void *logits,
                                 const void *labels, void *y) override;
+  KernelStatus accuracy(metart_dtype dtype, metart_dtype labelType,
+                        const LossSizes &sizes, const void *logits,
+                        const void *labels, void *y) override;
 
   KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
                          const void *grad, void *momentumBuffer,

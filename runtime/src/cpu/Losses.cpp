@@ -54,9 +54,9 @@ static double crossEntropyOf(const T *row, int64_t classes, int64_t label) {
   return std::log(exponentials) - (static_cast<double>(row[label]) - maximum);
 }
 
-template <typename T, typename I>
-static KernelStatus crossEntropyLossOf(const LossSizes &s, const T *logits,
-                                       const I *labels, T *y) {
+/// Fails on the first label outside [0, classes).
+template <typename I>
+static KernelStatus checkLabels(const LossSizes &s, const I *labels) {
   int64_t count = s.entries * s.samples;
   for (int64_t i = 0; i < count; ++i)
     if (labels[i] < 0 || labels[i] >= s.classes)
@@ -64,6 +64,14 @@ static KernelStatus crossEntropyLossOf(const LossSizes &s, const T *logits,
               "label " + std::to_string(labels[i]) + " at position " +
                   std::to_string(i) + " is out of range [0, " +
                   std::to_string(s.classes) + ")"};
+  return KernelStatus::ok();
+}
+
+template <typename T, typename I>
+static KernelStatus crossEntropyLossOf(const LossSizes &s, const T *logits,
+                                       const I *labels, T *y) {
+  if (KernelStatus status = checkLabels(s, labels); status.failed())
+    return status;
   for (int64_t b = 0; b < s.entries; ++b) {
     double sum = 0;
     for (int64_t i = b * s.samples; i < (b + 1) * s.samples; ++i)
@@ -85,6 +93,39 @@ KernelStatus CpuBackend::crossEntropyLoss(metart_dtype dtype,
     return crossEntropyLossOf(sizes, static_cast<const T *>(logits),
                               static_cast<const I *>(labels),
                               static_cast<T *>(y));
+  });
+}
+
+template <typename T, typename I>
+static KernelStatus accuracyOf(const LossSizes &s, const T *logits,
+                               const I *labels, T *y) {
+  if (KernelStatus status = checkLabels(s, labels); status.failed())
+    return status;
+  for (int64_t b = 0; b < s.entries; ++b) {
+    int64_t correct = 0;
+    for (int64_t i = b * s.samples; i < (b + 1) * s.samples; ++i) {
+      const T *row = logits + i * s.classes;
+      // The first maximum wins ties, as torch.argmax.
+      int64_t best = 0;
+      for (int64_t c = 1; c < s.classes; ++c)
+        if (row[c] > row[best])
+          best = c;
+      correct += best == static_cast<int64_t>(labels[i]);
+    }
+    y[b] = static_cast<T>(static_cast<double>(correct) /
+                          static_cast<double>(s.samples));
+  }
+  return KernelStatus::ok();
+}
+
+KernelStatus CpuBackend::accuracy(metart_dtype dtype, metart_dtype labelType,
+                                  const LossSizes &sizes, const void *logits,
+                                  const void *labels, void *y) {
+  return withFloatAndIndex(dtype, labelType, [&](auto t, auto i) {
+    using T = decltype(t);
+    using I = decltype(i);
+    return accuracyOf(sizes, static_cast<const T *>(logits),
+                      static_cast<const I *>(labels), static_cast<T *>(y));
   });
 }
 

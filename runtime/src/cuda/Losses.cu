@@ -69,6 +69,22 @@ __global__ void crossEntropyRowsKernel(int64_t rows, int64_t classes,
     }
   }
 }
+
+/// hits[i] = 1 when row i's first largest logit is labels[i], else 0: a
+/// thread per row (rows have a few classes in few-shot evaluation).
+template <typename T, typename I>
+__global__ void accuracyRowsKernel(int64_t rows, int64_t classes,
+                                   const T *logits, const I *labels,
+                                   double *hits) {
+  for (int64_t i = gridStart(); i < rows; i += gridStride()) {
+    const T *row = logits + i * classes;
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c)
+      if (row[c] > row[best])
+        best = c;
+    hits[i] = best == static_cast<int64_t>(labels[i]) ? 1.0 : 0.0;
+  }
+}
 } // namespace
 
 KernelStatus CudaBackend::mseLoss(metart_dtype dtype, const LossSizes &sizes,
@@ -124,6 +140,42 @@ KernelStatus CudaBackend::crossEntropyLoss(metart_dtype dtype,
                          SampleLoss{losses, sizes.samples},
                          StoreMean<T>{static_cast<T *>(y), sizes.samples}),
         "launching the cross_entropy_loss kernel");
+  });
+}
+
+KernelStatus CudaBackend::accuracy(metart_dtype dtype, metart_dtype labelType,
+                                   const LossSizes &sizes, const void *logits,
+                                   const void *labels, void *y) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  int64_t rows = sizes.entries * sizes.samples;
+  if (KernelStatus status =
+          checkRange("label", labelType, labels, rows, sizes.classes);
+      status.failed() || sizes.entries == 0)
+    return status;
+  double *hits = nullptr;
+  if (rows > 0) {
+    size_t bytes = static_cast<size_t>(rows) * sizeof(double);
+    hits = static_cast<double *>(workspace.get(bytes));
+    if (!hits)
+      return workspaceExhausted(bytes);
+  }
+  return cpu::withFloatAndIndex(dtype, labelType, [&](auto t, auto i) {
+    using T = decltype(t);
+    using I = decltype(i);
+    cudaStream_t s = stream.get();
+    if (rows > 0) {
+      accuracyRowsKernel<<<blocksFor(rows), kThreads, 0, s>>>(
+          rows, sizes.classes, static_cast<const T *>(logits),
+          static_cast<const I *>(labels), hits);
+      if (KernelStatus status = checkLaunch("accuracy"); status.failed())
+        return status;
+    }
+    return checkCuda(
+        launchSegmentSum(s, sizes.entries, sizes.samples,
+                         SampleLoss{hits, sizes.samples},
+                         StoreMean<T>{static_cast<T *>(y), sizes.samples}),
+        "launching the accuracy kernel");
   });
 }
 

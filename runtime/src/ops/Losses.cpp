@@ -1,7 +1,8 @@
 //===- Losses.cpp - checks and dispatch of losses -------------------------===//
 //
-// `metart_nn_mse_loss` and `metart_nn_cross_entropy_loss`: a mean over every
-// dimension after the leading `batch_rank` ones, which the result keeps.
+// `metart_nn_mse_loss`, `metart_nn_cross_entropy_loss` and
+// `metart_nn_accuracy`: a mean over every dimension after the leading
+// `batch_rank` ones, which the result keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,32 +46,58 @@ metart_status metart_nn_mse_loss(metart_context *context,
       dtypeOf(*prediction), sizes, prediction->data, target->data, y->data));
 }
 
+/// Checks logits `[B..., N..., C]` against labels `[B..., N...]` and a
+/// result `[B...]`, and fills `sizes`: the operands of a classification loss
+/// or metric.
+static bool checkClassification(Checker &check, const metart_tensor *logits,
+                                const metart_tensor *labels, int64_t batch_rank,
+                                const metart_tensor *y, LossSizes &sizes) {
+  if (!check.floatTensor("logits", logits) ||
+      !check.indexTensor("labels", labels) || !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "logits", *logits))
+    return false;
+  ShapeRef ls = shapeOf(*logits);
+  if (ls.empty() || ls.dropBack(1) != shapeOf(*labels)) {
+    check.invalid("labels shape ", shapeOf(*labels),
+                  " is not the logits shape ", ls,
+                  " without its class dimension");
+    return false;
+  }
+  if (!batchRankInRange(check, batch_rank, labels->rank) ||
+      !check.shape("y", *y, ls.takeFront(static_cast<size_t>(batch_rank))) ||
+      !check.disjoint("y", *y, "logits", *logits) ||
+      !check.disjoint("y", *y, "labels", *labels))
+    return false;
+  sizes.entries = numElements(*y);
+  sizes.samples =
+      shapeOf(*labels).dropFront(static_cast<size_t>(batch_rank)).product();
+  sizes.classes = ls.back();
+  return true;
+}
+
 metart_status metart_nn_cross_entropy_loss(metart_context *context,
                                            const metart_tensor *logits,
                                            const metart_tensor *labels,
                                            int64_t batch_rank,
                                            const metart_tensor *y) {
   Checker check(context, "metart_nn_cross_entropy_loss");
-  if (!check.floatTensor("logits", logits) ||
-      !check.indexTensor("labels", labels) || !check.floatTensor("y", y) ||
-      !check.sameDtype("y", *y, "logits", *logits))
-    return check.result();
-  ShapeRef ls = shapeOf(*logits);
-  if (ls.empty() || ls.dropBack(1) != shapeOf(*labels))
-    return check.invalid("labels shape ", shapeOf(*labels),
-                         " is not the logits shape ", ls,
-                         " without its class dimension");
-  if (!batchRankInRange(check, batch_rank, labels->rank) ||
-      !check.shape("y", *y, ls.takeFront(static_cast<size_t>(batch_rank))) ||
-      !check.disjoint("y", *y, "logits", *logits) ||
-      !check.disjoint("y", *y, "labels", *labels))
-    return check.result();
   LossSizes sizes;
-  sizes.entries = numElements(*y);
-  sizes.samples =
-      shapeOf(*labels).dropFront(static_cast<size_t>(batch_rank)).product();
-  sizes.classes = ls.back();
+  if (!checkClassification(check, logits, labels, batch_rank, y, sizes))
+    return check.result();
   return check.finish(context->backend->crossEntropyLoss(
       dtypeOf(*logits), dtypeOf(*labels), sizes, logits->data, labels->data,
       y->data));
+}
+
+metart_status metart_nn_accuracy(metart_context *context,
+                                 const metart_tensor *logits,
+                                 const metart_tensor *labels,
+                                 int64_t batch_rank, const metart_tensor *y) {
+  Checker check(context, "metart_nn_accuracy");
+  LossSizes sizes;
+  if (!checkClassification(check, logits, labels, batch_rank, y, sizes))
+    return check.result();
+  return check.finish(
+      context->backend->accuracy(dtypeOf(*logits), dtypeOf(*labels), sizes,
+                                 logits->data, labels->data, y->data));
 }

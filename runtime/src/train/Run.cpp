@@ -78,6 +78,18 @@ metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
   case METART_TASKS_SEQUENCE:
     status = metart_tasks_create_sequence(&spec.sequence, seed, out);
     break;
+  case METART_TASKS_FASHION_MNIST: {
+    metart_fashion_mnist_config config = spec.fashion_mnist;
+    config.path = spec.path;
+    status = metart_tasks_create_fashion_mnist(&config, seed, out);
+    break;
+  }
+  case METART_TASKS_IMAGE_FOLDER: {
+    metart_image_folder_config config = spec.image_folder;
+    config.path = spec.path;
+    status = metart_tasks_create_image_folder(&config, seed, out);
+    break;
+  }
   default:
     status = metart_tasks_create_episodes(spec.path, out);
     break;
@@ -153,7 +165,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
       return s;
     evals.push_back({e.steps,
                      e.stage_functions ? e.stage_functions[stage] : e.function,
-                     handles.tasks.back(), e.count});
+                     handles.tasks.back(), e.count, e.accuracy});
   }
   program.evals = evals.data();
   program.num_evals = evals.size();
@@ -175,11 +187,12 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   printComm(out, result);
   for (int64_t i = 0; i < result.num_evals; ++i) {
     const metart_eval_result &r = result.evals[i];
-    std::fprintf(out,
-                 "evaluation after %lld step%s: %s %.4f +- %.4f (95%% CI, "
-                 "%lld tasks)\n",
+    std::fprintf(out, "evaluation after %lld step%s: %s %.4f +- %.4f",
                  static_cast<long long>(r.steps), r.steps == 1 ? "" : "s",
-                 desc->loss_name, r.mean, r.ci95,
+                 desc->loss_name, r.mean, r.ci95);
+    if (r.has_accuracy)
+      std::fprintf(out, ", accuracy %.4f +- %.4f", r.accuracy, r.accuracy_ci95);
+    std::fprintf(out, " (95%% CI, %lld tasks)\n",
                  static_cast<long long>(r.count));
   }
   std::fflush(out);

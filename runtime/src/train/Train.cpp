@@ -22,10 +22,41 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace {
+
+/// The mean of `values` and the half-width of its 95% confidence interval,
+/// 1.96 sample standard deviations over the square root of the count.
+std::pair<double, double> meanAndInterval(const std::vector<double> &values) {
+  if (values.empty())
+    return {0, 0};
+  double mean = 0, squares = 0;
+  for (double v : values)
+    mean += v;
+  mean /= values.size();
+  for (double v : values)
+    squares += (v - mean) * (v - mean);
+  double sd = values.size() > 1 ? std::sqrt(squares / (values.size() - 1)) : 0;
+  return {mean, 1.96 * sd / std::sqrt(double(values.size()))};
+}
+
+/// One JSON line per evaluation, after the iterations' lines.
+void writeEvaluation(FILE *metrics, const metart_eval_result &r) {
+  std::fprintf(metrics,
+               "{\"evaluation\": {\"steps\": %lld, \"tasks\": %lld, "
+               "\"loss\": %.17g, \"loss_ci95\": %.17g",
+               static_cast<long long>(r.steps), static_cast<long long>(r.count),
+               r.mean, r.ci95);
+  if (r.has_accuracy)
+    std::fprintf(metrics, ", \"accuracy\": %.17g, \"accuracy_ci95\": %.17g",
+                 r.accuracy, r.accuracy_ci95);
+  std::fprintf(metrics, "}}\n");
+  std::fflush(metrics);
+}
 
 size_t elementSize(int32_t dtype) {
   return dtype == METART_F32 || dtype == METART_I32 ? 4 : 8;
@@ -362,17 +393,30 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
   if (metart_status s =
           allocateBatch(spec.tasks, evalBatch, evalHost, evalLocal))
     return s;
-  DeviceTensor losses;
+  DeviceTensor losses, accuracies;
   if (metart_status s = allocate(losses, {program.meta_batch}, loss.dtype))
     return s;
+  if (spec.accuracy)
+    if (metart_status s =
+            allocate(accuracies, {program.meta_batch}, loss.dtype))
+      return s;
   std::vector<metart_tensor *> inputs;
   for (DeviceTensor &p : params)
     inputs.push_back(&p.descriptor);
   for (DeviceTensor &b : evalBatch)
     inputs.push_back(&b.descriptor);
-  metart_tensor *outputs[] = {&losses.descriptor};
-  std::vector<double> values;
+  metart_tensor *outputs[] = {&losses.descriptor, &accuracies.descriptor};
+  std::vector<double> values, hits;
   std::vector<char> host(losses.bytes);
+  auto read = [&](const DeviceTensor &t, std::vector<double> &into) {
+    metart_copy_to_host(context, host.data(), t.descriptor.data, t.bytes);
+    for (int64_t i = 0; i < program.meta_batch &&
+                        static_cast<int64_t>(into.size()) < spec.count;
+         ++i)
+      into.push_back(loss.dtype == METART_F32
+                         ? reinterpret_cast<float *>(host.data())[i]
+                         : reinterpret_cast<double *>(host.data())[i]);
+  };
   for (int64_t draw = 0; static_cast<int64_t>(values.size()) < spec.count;
        ++draw) {
     // Evaluation tasks are consecutive indices of one draw, so they are
@@ -384,26 +428,18 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
     if (int32_t s = spec.function(context, inputs.data(), outputs))
       return fail(static_cast<metart_status>(s), "evaluation failed: %s",
                   metart_context_last_error(context));
-    metart_copy_to_host(context, host.data(), losses.descriptor.data,
-                        losses.bytes);
-    for (int64_t t = 0; t < program.meta_batch &&
-                        static_cast<int64_t>(values.size()) < spec.count;
-         ++t)
-      values.push_back(loss.dtype == METART_F32
-                           ? reinterpret_cast<float *>(host.data())[t]
-                           : reinterpret_cast<double *>(host.data())[t]);
+    if (spec.accuracy)
+      read(accuracies, hits);
+    read(losses, values);
   }
-  double mean = 0, squares = 0;
-  for (double v : values)
-    mean += v;
-  mean /= values.size();
-  for (double v : values)
-    squares += (v - mean) * (v - mean);
-  double sd = values.size() > 1 ? std::sqrt(squares / (values.size() - 1)) : 0;
-  result = {spec.steps, mean, 1.96 * sd / std::sqrt(double(values.size())),
-            static_cast<int64_t>(values.size())};
-  for (DeviceTensor *t : {&losses})
-    metart_buffer_free(context, t->descriptor.data);
+  auto [mean, ci95] = meanAndInterval(values);
+  result = {spec.steps, mean, ci95, static_cast<int64_t>(values.size())};
+  if (spec.accuracy) {
+    result.has_accuracy = 1;
+    std::tie(result.accuracy, result.accuracy_ci95) = meanAndInterval(hits);
+    metart_buffer_free(context, accuracies.descriptor.data);
+  }
+  metart_buffer_free(context, losses.descriptor.data);
   for (DeviceTensor &t : evalBatch)
     metart_buffer_free(context, t.descriptor.data);
   return METART_OK;
@@ -556,10 +592,11 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     result.iterations_run = it + 1 - start;
   }
-  if (metrics)
-    std::fclose(metrics);
-  if (status)
+  if (status) {
+    if (metrics)
+      std::fclose(metrics);
     return status;
+  }
   result.final_loss = lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
   if (options.save_params) {
@@ -570,10 +607,17 @@ metart_status Trainer::run(metart_train_result &result) {
       return s;
   }
   for (int64_t e = 0; e < program.num_evals && e < 16; ++e) {
-    if (metart_status s = evaluate(program.evals[e], result.evals[e]))
+    if (metart_status s = evaluate(program.evals[e], result.evals[e])) {
+      if (metrics)
+        std::fclose(metrics);
       return s;
+    }
     ++result.num_evals;
+    if (metrics)
+      writeEvaluation(metrics, result.evals[e]);
   }
+  if (metrics)
+    std::fclose(metrics);
   metart_memory_stats stats;
   metart_memory_stats_get(context, &stats);
   result.peak_device_bytes = stats.peak_bytes;

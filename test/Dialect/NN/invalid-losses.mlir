@@ -84,3 +84,27 @@ func.func @one_hot_float_labels(%labels: tensor<7xf32>) -> tensor<7x5xf32> {
   %0 = nn.one_hot %labels : tensor<7xf32> -> tensor<7x5xf32>
   return %0 : tensor<7x5xf32>
 }
+// -----
+func.func @accuracy_labels_shape(%l: tensor<25x5xf32>, %y: tensor<5xi64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.accuracy' op labels shape [5] is not the logits shape [25, 5] without its class dimension}}
+  %0 = nn.accuracy %l, %y : tensor<25x5xf32>, tensor<5xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+// -----
+func.func @accuracy_batch_rank(%l: tensor<4x25x5xf32>, %y: tensor<4x25xi64>) -> tensor<4x25x5xf32> {
+  // expected-error@+1 {{'nn.accuracy' op batch_rank 3 is out of range [0, 2]}}
+  %0 = nn.accuracy %l, %y {batch_rank = 3 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<4x25x5xf32>
+  return %0 : tensor<4x25x5xf32>
+}
+// -----
+func.func @accuracy_result_shape(%l: tensor<4x25x5xf32>, %y: tensor<4x25xi64>) -> tensor<f32> {
+  // expected-error@+1 {{'nn.accuracy' op result shape [] does not match the expected shape [4]}}
+  %0 = nn.accuracy %l, %y {batch_rank = 1 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+// -----
+func.func @accuracy_element_type(%l: tensor<4x5xf32>, %y: tensor<4xi64>) -> tensor<f64> {
+  // expected-error@+1 {{'nn.accuracy' op operand element type 'f32' does not match result element type 'f64'}}
+  %0 = nn.accuracy %l, %y : tensor<4x5xf32>, tensor<4xi64> -> tensor<f64>
+  return %0 : tensor<f64>
+}

@@ -569,6 +569,13 @@ func.func @cross_entropy_loss_sample(%l: tensor<5xbf16>, %y: tensor<i32>) -> ten
 }
 
 // One loss per task, and per task and query set.
+// CHECK-LABEL: func.func @accuracy
+// CHECK: nn.accuracy %{{.*}}, %{{.*}} {batch_rank = 1 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<4xf32>
+func.func @accuracy(%l: tensor<4x25x5xf32>, %y: tensor<4x25xi64>) -> tensor<4xf32> {
+  %0 = nn.accuracy %l, %y {batch_rank = 1 : i64} : tensor<4x25x5xf32>, tensor<4x25xi64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @cross_entropy_loss_batched
 // CHECK-SAME: (%[[L:.*]]: tensor<4x2x25x5xf64>, %[[Y:.*]]: tensor<4x2x25xi32>)
 // CHECK: %[[A:.*]] = nn.cross_entropy_loss %[[L]], %[[Y]] {batch_rank = 1 : i64} : tensor<4x2x25x5xf64>, tensor<4x2x25xi32> -> tensor<4xf64>

@@ -86,11 +86,13 @@ public:
                                           int64_t steps);
 
 private:
-  /// The per-task query loss after `steps` inner SGD steps of `order`,
-  /// inside a meta.map body.
-  FailureOr<Value> emitTaskLoss(OpBuilder &b, int64_t steps, double innerLr,
-                                int64_t order, ValueRange params,
-                                ValueRange task);
+  /// The per-task query prediction after `steps` inner SGD steps of
+  /// `order`, inside a meta.map body.
+  FailureOr<Value> emitQueryPrediction(OpBuilder &b, int64_t steps,
+                                       double innerLr, int64_t order,
+                                       ValueRange params, ValueRange task);
+  /// The task loss of a query prediction (ProtoNets: of its logits).
+  Value emitQueryLoss(OpBuilder &b, Value prediction, ValueRange task);
   /// The parameters after `steps` inner SGD steps on the task's support
   /// set (a meta.adapt; the parameters themselves for 0).
   FailureOr<SmallVector<Value>> emitAdapted(OpBuilder &b, int64_t steps,
@@ -116,12 +118,13 @@ private:
   /// Meta-SGD: names the step's learned arguments (the model's parameters,
   /// then `lr.<name>` rates starting at `innerLr`) for the runtime.
   void nameLearnedParameters(func::FuncOp step, double innerLr);
-  FailureOr<Value> emitMetaSGDLoss(OpBuilder &b, int64_t steps, int64_t order,
-                                   ValueRange theta, ValueRange alpha,
-                                   ValueRange task);
-  /// ProtoNets: the query loss against class prototypes of the support set.
-  FailureOr<Value> emitPrototypeLoss(OpBuilder &b, ValueRange params,
-                                     ValueRange task, int64_t ways);
+  FailureOr<Value> emitMetaSGDPrediction(OpBuilder &b, int64_t steps,
+                                         int64_t order, ValueRange theta,
+                                         ValueRange alpha, ValueRange task);
+  /// ProtoNets: the query logits against class prototypes of the support
+  /// set.
+  FailureOr<Value> emitPrototypeLogits(OpBuilder &b, ValueRange params,
+                                       ValueRange task, int64_t ways);
 
   TrainOp train;
   func::FuncOp model;
@@ -130,25 +133,25 @@ private:
   SmallVector<bool> adaptedParams;
 };
 
-FailureOr<Value> StepBuilder::emitTaskLoss(OpBuilder &b, int64_t steps,
-                                           double innerLr, int64_t order,
-                                           ValueRange params, ValueRange task) {
-  Location loc = train.getLoc();
-  LossKind kind = train.getLoss();
-  if (steps == 0) {
-    FailureOr<Value> prediction = applyModel(b, model, params, task[2]);
-    if (failed(prediction))
-      return failure();
-    return emitLoss(b, loc, kind, *prediction, task[3]);
-  }
+FailureOr<Value> StepBuilder::emitQueryPrediction(OpBuilder &b, int64_t steps,
+                                                  double innerLr, int64_t order,
+                                                  ValueRange params,
+                                                  ValueRange task) {
+  if (steps == 0)
+    return applyModel(b, model, params, task[2]);
   FailureOr<SmallVector<Value>> adapted =
       emitAdapted(b, steps, innerLr, order, params, task);
   if (failed(adapted))
     return failure();
-  FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
-  if (failed(prediction))
-    return failure();
-  return emitLoss(b, loc, kind, *prediction, task[3]);
+  return applyModel(b, model, *adapted, task[2]);
+}
+
+Value StepBuilder::emitQueryLoss(OpBuilder &b, Value prediction,
+                                 ValueRange task) {
+  LossKind kind = isa<ProtoNetAttr>(train.getAlgorithm())
+                      ? LossKind::CrossEntropy
+                      : train.getLoss();
+  return emitLoss(b, train.getLoc(), kind, prediction, task[3]);
 }
 
 FailureOr<SmallVector<Value>>
@@ -196,8 +199,10 @@ StepBuilder::emitAdapted(OpBuilder &b, int64_t steps, double innerLr,
 /// (one-hot labels times embeddings, over the class counts); a query's
 /// logits are minus its squared Euclidean distances to the prototypes,
 /// -(||q||^2 - 2 q.p + ||p||^2); the loss is their cross-entropy.
-FailureOr<Value> StepBuilder::emitPrototypeLoss(OpBuilder &b, ValueRange params,
-                                                ValueRange task, int64_t ways) {
+FailureOr<Value> StepBuilder::emitPrototypeLogits(OpBuilder &b,
+                                                  ValueRange params,
+                                                  ValueRange task,
+                                                  int64_t ways) {
   Location loc = train.getLoc();
   nn::NNBuilder nn(b, loc);
   FailureOr<Value> support = applyModel(b, model, params, task[0]);
@@ -220,10 +225,9 @@ FailureOr<Value> StepBuilder::emitPrototypeLoss(OpBuilder &b, ValueRange params,
   Value cross = nn.matmul(*query, prototypes, false, /*transposeB=*/true);
   Value queryNorms = nn.reduceSum(nn.mul(*query, *query), {1});
   Value prototypeNorms = nn.reduceSum(nn.mul(prototypes, prototypes), {1});
-  Value logits = nn.sub(nn.sub(nn.scale(cross, 2.0),
-                               nn.broadcast(queryNorms, {queries, ways}, {1})),
-                        nn.broadcast(prototypeNorms, {queries, ways}, {0}));
-  return emitLoss(b, loc, LossKind::CrossEntropy, logits, task[3]);
+  return nn.sub(nn.sub(nn.scale(cross, 2.0),
+                       nn.broadcast(queryNorms, {queries, ways}, {1})),
+                nn.broadcast(prototypeNorms, {queries, ways}, {0}));
 }
 
 SmallVector<Type> StepBuilder::learnedTypes() {
@@ -254,10 +258,11 @@ void StepBuilder::nameLearnedParameters(func::FuncOp step, double innerLr) {
 /// Meta-SGD (Li et al., 2017): inner steps theta - alpha * grad with a
 /// learned rate per parameter element (alpha, learned by the outer loop
 /// like the parameters), then the query loss.
-FailureOr<Value> StepBuilder::emitMetaSGDLoss(OpBuilder &b, int64_t steps,
-                                              int64_t order, ValueRange theta,
-                                              ValueRange alpha,
-                                              ValueRange task) {
+FailureOr<Value> StepBuilder::emitMetaSGDPrediction(OpBuilder &b, int64_t steps,
+                                                    int64_t order,
+                                                    ValueRange theta,
+                                                    ValueRange alpha,
+                                                    ValueRange task) {
   Location loc = train.getLoc();
   nn::NNBuilder nn(b, loc);
   SmallVector<Value> fast(theta);
@@ -285,10 +290,7 @@ FailureOr<Value> StepBuilder::emitMetaSGDLoss(OpBuilder &b, int64_t steps,
     for (auto [p, g, a] : llvm::zip(fast, grad.getGradients(), alpha))
       p = nn.sub(p, nn.mul(a, g));
   }
-  FailureOr<Value> prediction = applyModel(b, model, fast, task[2]);
-  if (failed(prediction))
-    return failure();
-  return emitLoss(b, loc, train.getLoss(), *prediction, task[3]);
+  return applyModel(b, model, fast, task[2]);
 }
 
 /// iMAML (Rajeswaran et al., 2019), per task: phi after `steps` gradient
@@ -511,29 +513,31 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
       taskBody->addArgument(taskSlice(t), loc);
     for (Type t : paramTypes)
       taskBody->addArgument(t, loc);
-    FailureOr<Value> taskLoss;
+    FailureOr<Value> prediction;
     if (metasgd) {
       ValueRange learned = taskBody->getArguments().drop_front(4);
       size_t half = learned.size() / 2;
-      taskLoss = emitMetaSGDLoss(
+      prediction = emitMetaSGDPrediction(
           b, metasgd.getSteps(), metasgd.getOrder(), learned.take_front(half),
           learned.drop_front(half), taskBody->getArguments().take_front(4));
     } else if (protonet) {
-      taskLoss = emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
-                                   taskBody->getArguments().take_front(4),
-                                   tasks.getWaysAttr().getInt());
+      prediction = emitPrototypeLogits(
+          b, taskBody->getArguments().drop_front(4),
+          taskBody->getArguments().take_front(4), tasks.getWaysAttr().getInt());
     } else {
       int64_t steps = maml ? maml.getSteps() : anil.getSteps();
       double innerLr =
           (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
       int64_t order = maml ? maml.getOrder() : anil.getOrder();
-      taskLoss = emitTaskLoss(b, steps, innerLr, order,
-                              taskBody->getArguments().drop_front(4),
-                              taskBody->getArguments().take_front(4));
+      prediction = emitQueryPrediction(b, steps, innerLr, order,
+                                       taskBody->getArguments().drop_front(4),
+                                       taskBody->getArguments().take_front(4));
     }
-    if (failed(taskLoss))
+    if (failed(prediction))
       return failure();
-    YieldOp::create(b, loc, *taskLoss);
+    YieldOp::create(
+        b, loc,
+        emitQueryLoss(b, *prediction, taskBody->getArguments().take_front(4)));
     b.setInsertionPointAfter(map);
     nn::NNBuilder nn(b, loc);
     YieldOp::create(b, loc, nn.reduceMean(map.getResult(0), {0}));
@@ -620,71 +624,68 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
       stacked({count, query}, input), stacked({count, query}, target)};
   Type element =
       cast<RankedTensorType>(modelType.getResult(0)).getElementType();
-  auto losses = RankedTensorType::get({count}, element);
+  auto perTask = RankedTensorType::get({count}, element);
+  // Classification is also scored by accuracy: a second result.
+  bool classify = isa<ProtoNetAttr>(train.getAlgorithm()) ||
+                  train.getLoss() == LossKind::CrossEntropy;
+  SmallVector<Type> results{perTask};
+  if (classify)
+    results.push_back(perTask);
   SmallVector<Type> inputs(paramTypes);
   llvm::append_range(inputs, batchTypes);
   auto eval = func::FuncOp::create(
       b, loc, (train.getSymName() + ".eval" + Twine(steps)).str(),
-      b.getFunctionType(inputs, {losses}));
+      b.getFunctionType(inputs, results));
   Block *entry = eval.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
   ValueRange args = entry->getArguments();
-  auto map = MapOp::create(b, loc, TypeRange{losses}, args.take_back(4),
+  auto map = MapOp::create(b, loc, results, args.take_back(4),
                            args.take_front(paramTypes.size()));
   Block *taskBody = b.createBlock(&map.getBody());
   for (Type t : batchTypes)
     taskBody->addArgument(taskSlice(t), loc);
   for (Type t : paramTypes)
     taskBody->addArgument(t, loc);
+  ValueRange task = taskBody->getArguments().take_front(4);
+  ValueRange learned = taskBody->getArguments().drop_front(4);
+  FailureOr<Value> prediction;
   if (isa<ProtoNetAttr>(train.getAlgorithm())) {
     // ProtoNets adapt by averaging support embeddings: no steps.
     if (!evalTasks.getWaysAttr())
       return train.emitOpError("protonet needs classification tasks with a "
                                "number of ways (classes per task)");
-    FailureOr<Value> taskLoss =
-        emitPrototypeLoss(b, taskBody->getArguments().drop_front(4),
-                          taskBody->getArguments().take_front(4),
-                          evalTasks.getWaysAttr().getInt());
-    if (failed(taskLoss))
-      return failure();
-    YieldOp::create(b, loc, *taskLoss);
-    b.setInsertionPointAfter(map);
-    func::ReturnOp::create(b, loc, map.getResults());
-    return eval;
-  }
-  if (auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm())) {
-    ValueRange learned = taskBody->getArguments().drop_front(4);
+    prediction =
+        emitPrototypeLogits(b, learned, task, evalTasks.getWaysAttr().getInt());
+  } else if (isa<MetaSGDAttr>(train.getAlgorithm())) {
     size_t half = learned.size() / 2;
-    FailureOr<Value> taskLoss = emitMetaSGDLoss(
-        b, steps, /*order=*/1, learned.take_front(half),
-        learned.drop_front(half), taskBody->getArguments().take_front(4));
-    if (failed(taskLoss))
-      return failure();
-    YieldOp::create(b, loc, *taskLoss);
-    b.setInsertionPointAfter(map);
-    func::ReturnOp::create(b, loc, map.getResults());
-    return eval;
+    prediction =
+        emitMetaSGDPrediction(b, steps, /*order=*/1, learned.take_front(half),
+                              learned.drop_front(half), task);
+  } else {
+    // Evaluation needs no meta-gradient: first-order inner steps suffice.
+    double innerLr = 0;
+    if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
+      innerLr = maml.getInnerLr().convertToDouble();
+    else if (auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm()))
+      innerLr = reptile.getInnerLr().convertToDouble();
+    else if (auto imaml = dyn_cast<IMAMLAttr>(train.getAlgorithm()))
+      innerLr = imaml.getInnerLr().convertToDouble();
+    else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm())) {
+      innerLr = anil.getInnerLr().convertToDouble();
+      if (failed(selectHead(anil.getHead())))
+        return failure();
+    }
+    prediction =
+        emitQueryPrediction(b, steps, innerLr, /*order=*/1, learned, task);
   }
-  // Evaluation needs no meta-gradient: first-order inner steps suffice.
-  double innerLr = 0;
-  if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
-    innerLr = maml.getInnerLr().convertToDouble();
-  else if (auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm()))
-    innerLr = reptile.getInnerLr().convertToDouble();
-  else if (auto imaml = dyn_cast<IMAMLAttr>(train.getAlgorithm()))
-    innerLr = imaml.getInnerLr().convertToDouble();
-  else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm())) {
-    innerLr = anil.getInnerLr().convertToDouble();
-    if (failed(selectHead(anil.getHead())))
-      return failure();
-  }
-  FailureOr<Value> taskLoss = emitTaskLoss(
-      b, steps, innerLr, /*order=*/1, taskBody->getArguments().drop_front(4),
-      taskBody->getArguments().take_front(4));
-  if (failed(taskLoss))
+  if (failed(prediction))
     return failure();
-  YieldOp::create(b, loc, *taskLoss);
+  SmallVector<Value> yielded{emitQueryLoss(b, *prediction, task)};
+  if (classify)
+    yielded.push_back(nn::AccuracyOp::create(
+        b, loc, RankedTensorType::get({}, element), *prediction, task[3]));
+  YieldOp::create(b, loc, yielded);
   b.setInsertionPointAfter(map);
   func::ReturnOp::create(b, loc, map.getResults());
   return eval;

@@ -59,3 +59,8 @@ LogicalResult OneHotOp::buildVJP(OpBuilder &, ValueRange, Cotangents &dx) {
   dx.push_back(nullptr);
   return success();
 }
+
+LogicalResult AccuracyOp::buildVJP(OpBuilder &, ValueRange, Cotangents &) {
+  // A step function of the logits: reached only if a metric were trained.
+  return emitOpError("is a metric and has no derivative");
+}

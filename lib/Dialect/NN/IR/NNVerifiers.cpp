@@ -274,14 +274,22 @@ LogicalResult MSELossOp::verify() {
   return verifySameElementType(*this, {getPrediction(), getTarget()});
 }
 
-LogicalResult CrossEntropyLossOp::verify() {
-  ArrayRef<int64_t> l = shapeOf(getLogits()), y = shapeOf(getLabels());
+/// Logits `[B..., N..., C]` against labels `[B..., N...]`, one result per
+/// batch index: the shapes of a classification loss or metric.
+template <typename OpT> static LogicalResult verifyClassification(OpT op) {
+  ArrayRef<int64_t> l = shapeOf(op.getLogits()), y = shapeOf(op.getLabels());
   if (l.empty() || l.drop_back() != y)
-    return emitOpError("labels shape ")
+    return op.emitOpError("labels shape ")
            << shapeStr(y) << " is not the logits shape " << shapeStr(l)
            << " without its class dimension";
-  if (failed(verifyBatchRank(*this, getBatchRank(), y.size())) ||
-      failed(verifyResultShape(*this, l.take_front(getBatchRank()))))
+  if (failed(verifyBatchRank(op, op.getBatchRank(), y.size())) ||
+      failed(verifyResultShape(op, l.take_front(op.getBatchRank()))))
     return failure();
-  return verifySameElementType(*this, {getLogits()});
+  return verifySameElementType(op, {op.getLogits()});
 }
+
+LogicalResult CrossEntropyLossOp::verify() {
+  return verifyClassification(*this);
+}
+
+LogicalResult AccuracyOp::verify() { return verifyClassification(*this); }

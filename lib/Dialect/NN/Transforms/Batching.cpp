@@ -122,7 +122,7 @@ FailureOr<BatchedValue> metac::nn::batchOp(OpBuilder &b, Operation *op,
       })
       .Case<BroadcastOp, ReduceSumOp, ReduceMeanOp>(
           [&](auto o) { o.setDimensions(shifted(o.getDimensions())); })
-      .Case<MSELossOp, CrossEntropyLossOp>([&](auto o) {
+      .Case<MSELossOp, CrossEntropyLossOp, AccuracyOp>([&](auto o) {
         o.setBatchRankAttr(b.getI64IntegerAttr(o.getBatchRank() + 1));
       })
       .Case<BatchNormOp>([&](BatchNormOp o) {

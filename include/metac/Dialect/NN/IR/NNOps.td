@@ -321,6 +321,25 @@ def NN_CrossEntropyLossOp : NN_Op<"cross_entropy_loss", [Pure]> {
 }
 
 
+def NN_AccuracyOp : NN_Op<"accuracy", [Pure]> {
+  let summary = "fraction of samples whose largest logit is the label";
+  let description = [{
+    `logits : [B..., N..., C]` and `labels : [B..., N...]` (i32 or i64) give
+    the mean over the sample positions `N...` of `argmax(logits) == label`
+    (ties go to the lowest class, as `torch.argmax`), keeping the leading
+    `batch_rank` dimensions `B...`. The classification metric of
+    evaluations; not differentiable (a step function of the logits).
+  }];
+  let arguments = (ins NN_Tensor:$logits, NN_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_rank);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Ops that derivatives need
 //
