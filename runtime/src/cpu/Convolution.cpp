@@ -97,8 +97,11 @@ static void im2col(const ConvSizes &s, const T *image, T *columns) {
       [&](T *out, const T *in, int64_t shift, Span span) {
         for (int64_t j = 0; j < span.lo; ++j)
           out[j] = T(0);
-        for (int64_t j = span.lo; j < span.hi; ++j)
-          out[j] = in[j * stride + shift];
+        if (stride == 1)
+          std::copy(in + span.lo + shift, in + span.hi + shift, out + span.lo);
+        else
+          for (int64_t j = span.lo; j < span.hi; ++j)
+            out[j] = in[j * stride + shift];
         for (int64_t j = span.hi; j < width; ++j)
           out[j] = T(0);
       },
@@ -112,6 +115,12 @@ static void col2im(const ConvSizes &s, const T *columns, T *image) {
   forEachTapRow(
       s, columns, image,
       [&](const T *in, T *out, int64_t shift, Span span) {
+        if (stride == 1) {
+          T *row = out + shift;
+          for (int64_t j = span.lo; j < span.hi; ++j)
+            row[j] += in[j];
+          return;
+        }
         for (int64_t j = span.lo; j < span.hi; ++j)
           out[j * stride + shift] += in[j];
       },

@@ -31,11 +31,45 @@ static Window windowOf(const PoolSizes &s, int64_t i, int64_t j) {
           std::max<int64_t>(col, 0), std::min(col + s.kernelW, s.width)};
 }
 
+/// Whether `value` replaces `current` as a window's maximum: larger, or the
+/// window's first NaN.
+template <typename T> static bool replacesMaximum(T value, T current) {
+  return value > current || (std::isnan(value) && !std::isnan(current));
+}
+
+/// `forEachArgmax` for K x K windows with stride K and no padding (the
+/// usual max_pool2d(x, K)): every window lies inside the input, so the
+/// loops need no clipping and the compiler unrolls the window.
+template <int K, typename T, typename Fn>
+static void forEachTiledArgmax(const PoolSizes &s, const T *x, Fn fn) {
+  int64_t inPlane = s.height * s.width;
+  for (int64_t plane = 0; plane < s.planes; ++plane) {
+    const T *in = x + plane * inPlane;
+    for (int64_t i = 0; i < s.outHeight; ++i)
+      for (int64_t j = 0; j < s.outWidth; ++j) {
+        int64_t corner = i * K * s.width + j * K, best = corner;
+        for (int r = 0; r < K; ++r)
+          for (int c = 0; c < K; ++c) {
+            int64_t at = corner + r * s.width + c;
+            if (replacesMaximum(in[at], in[best]))
+              best = at;
+          }
+        fn(plane, i * s.outWidth + j, best);
+      }
+  }
+}
+
 /// Calls `fn(plane, out, argmax)` for every output element (`plane`, `out`
 /// its index within the output plane) with `argmax` the index within the
 /// input plane of its window's maximum.
 template <typename T, typename Fn>
 static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
+  bool tiled = s.padH == 0 && s.padW == 0 && s.kernelH == s.kernelW &&
+               s.strideH == s.kernelH && s.strideW == s.kernelW;
+  if (tiled && s.kernelH == 2)
+    return forEachTiledArgmax<2>(s, x, fn);
+  if (tiled && s.kernelH == 3)
+    return forEachTiledArgmax<3>(s, x, fn);
   int64_t inPlane = s.height * s.width;
   for (int64_t plane = 0; plane < s.planes; ++plane) {
     const T *in = x + plane * inPlane;
@@ -46,8 +80,7 @@ static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
         int64_t best = w.rowLo * s.width + w.colLo;
         for (int64_t r = w.rowLo; r < w.rowHi; ++r)
           for (int64_t c = w.colLo; c < w.colHi; ++c) {
-            T value = in[r * s.width + c], current = in[best];
-            if (value > current || (std::isnan(value) && !std::isnan(current)))
+            if (replacesMaximum(in[r * s.width + c], in[best]))
               best = r * s.width + c;
           }
         fn(plane, i * s.outWidth + j, best);

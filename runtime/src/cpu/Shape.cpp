@@ -54,10 +54,16 @@ static void reduceSumOf(const StridedSpace<2> &space, int64_t resultCount,
                const T *in = x + offset[0];
                double *out = sums + offset[1];
                if (stride[1] == 0) {
-                 double sum = 0;
-                 for (int64_t j = 0; j < length; ++j)
-                   sum += static_cast<double>(in[j * stride[0]]);
-                 *out += sum;
+                 // Four partial sums: the additions do not wait on each
+                 // other, so the loop runs at the adder's throughput.
+                 double partial[4] = {0, 0, 0, 0};
+                 int64_t j = 0;
+                 for (; j + 4 <= length; j += 4)
+                   for (int64_t k = 0; k < 4; ++k)
+                     partial[k] += static_cast<double>(in[(j + k) * stride[0]]);
+                 for (; j < length; ++j)
+                   partial[0] += static_cast<double>(in[j * stride[0]]);
+                 *out += (partial[0] + partial[1]) + (partial[2] + partial[3]);
                  return;
                }
                if (stride[0] == 1 && stride[1] == 1) {
