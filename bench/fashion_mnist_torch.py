@@ -57,7 +57,7 @@ Prototypical Networks (Snell et al., 2017)
   the embedding) embeds each sample; prototype c_k = mean of the support
   embeddings of class k; logits = -||q - c_k||^2 (squared Euclidean);
   loss = cross-entropy over the query set, averaged over the `--meta-batch`
-  (32) tasks. Adam, `--lr` 1e-3. Evaluation: the same, on test tasks.
+  (4) tasks. Adam, `--lr` 1e-3. Evaluation: the same, on test tasks.
 
 Reported: the meta-loss during training; per evaluation setting the
 accuracy mean over `--eval-tasks` (600) tasks with its 95% confidence
@@ -68,14 +68,13 @@ apart); the peak resident memory of the process (ru_maxrss, which includes
 the dataset, ~55 MB of uint8 images, and torch itself). `--json FILE`
 writes the figures as JSON.
 
-`--time-only N` skips the dataset: it builds one fixed batch of random
-tasks (uniform pixels, well-formed labels), runs 5 warm-up meta-iterations
-and then N timed ones, and prints one line
-`torch ms/iteration X peak_rss_mb Y`, for benchmark scripts.
+`--time-only N` runs 5 warm-up meta-iterations and then N timed ones on
+training tasks, task sampling included (as in metac's figure), and prints
+one line `torch ms/iteration X peak_rss_mb Y`, for bench/convnet_speed.sh.
 
 Run with Debian's /usr/bin/python3 and its python3-torch:
-  /usr/bin/python3 bench/fashion_mnist_torch.py --algorithm maml --iterations 60000
-  /usr/bin/python3 bench/fashion_mnist_torch.py --algorithm protonet --iterations 20000
+  /usr/bin/python3 bench/fashion_mnist_torch.py --algorithm maml --iterations 2000
+  /usr/bin/python3 bench/fashion_mnist_torch.py --algorithm protonet --iterations 1000
   /usr/bin/python3 bench/fashion_mnist_torch.py --algorithm maml --time-only 20
 """
 
@@ -156,16 +155,6 @@ class TaskSampler:
 
     def batch(self, tasks):
         return [self.sample() for _ in range(tasks)]
-
-
-def random_tasks(tasks, ways, shots, query, dtype, generator):
-    """Fixed random tasks for --time-only: uniform pixels, proper labels."""
-    labels = torch.arange(ways)
-    return [(torch.rand(ways * shots, 1, 28, 28, generator=generator, dtype=dtype),
-             labels.repeat_interleave(shots),
-             torch.rand(ways * query, 1, 28, 28, generator=generator, dtype=dtype),
-             labels.repeat_interleave(query))
-            for _ in range(tasks)]
 
 
 # ---------------------------------------------------------------- model
@@ -337,16 +326,16 @@ def parse_args():
                         "a tenth of the run)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     p.add_argument("--time-only", type=int, metavar="N", default=None,
-                   help="time N meta-iterations (after 5 warm-up ones) on fixed "
-                        "random tasks, print 'torch ms/iteration X peak_rss_mb Y'")
+                   help="time N meta-iterations (after 5 warm-up ones), task "
+                        "sampling included; print 'torch ms/iteration X peak_rss_mb Y'")
     args = p.parse_args()
     maml = args.algorithm == "maml"
     if args.iterations is None:
-        args.iterations = 60000 if maml else 20000
+        args.iterations = 2000 if maml else 1000
     if args.filters is None:
         args.filters = 32 if maml else 64
     if args.meta_batch is None:
-        args.meta_batch = 4 if maml else 32
+        args.meta_batch = 4
     if args.head is None:
         args.head = args.ways
     if maml and args.test_ways > args.head:
@@ -356,16 +345,18 @@ def parse_args():
 
 
 def time_only(args):
+    """Times meta-iterations on Fashion-MNIST training tasks, drawing the
+    tasks included (metac's meta-iteration draws its tasks too)."""
     generator = torch.Generator().manual_seed(args.seed)
     params = init_params(args.filters, args.head, args.dtype, generator)
     optimizer = torch.optim.Adam(params, lr=args.lr)
-    tasks = random_tasks(args.meta_batch, args.ways, args.shots, args.query,
-                         args.dtype, generator)
+    sampler = TaskSampler(Split(args.data_dir, "train"), args.train_classes,
+                          args.ways, args.shots, args.query, args.dtype, generator)
     for _ in range(WARMUP):
-        meta_step(params, optimizer, tasks, args)
+        meta_step(params, optimizer, sampler.batch(args.meta_batch), args)
     begin = time.perf_counter()
     for _ in range(args.time_only):
-        meta_step(params, optimizer, tasks, args)
+        meta_step(params, optimizer, sampler.batch(args.meta_batch), args)
     ms = (time.perf_counter() - begin) / max(1, args.time_only) * 1e3
     print(f"torch ms/iteration {ms:.3f} peak_rss_mb {peak_rss_mb():.1f}")
     if args.json:

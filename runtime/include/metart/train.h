@@ -116,6 +116,9 @@ typedef struct metart_train_result {
   /** Collectives of the meta-iterations (not of evaluation), per axes
    *  mask, summed over the run. */
   metart_comm_stats comm[16];
+  /** The process's peak resident memory (host RAM, all of it: code,
+   *  data, the CPU backend's tensors). */
+  size_t peak_host_bytes;
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing

@@ -179,11 +179,12 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   double perIteration = result.seconds_per_iteration;
   std::fprintf(out,
                "%s: %lld meta-iterations on %s, final meta-loss %.6g, %.3f "
-               "ms/iteration, %.0f tasks/s, peak device memory %zu bytes\n",
+               "ms/iteration, %.0f tasks/s, peak device memory %zu bytes, "
+               "peak host memory %zu bytes\n",
                desc->name, static_cast<long long>(result.iterations_run),
                cuda ? "cuda" : "cpu", result.final_loss, perIteration * 1e3,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
-               result.peak_device_bytes);
+               result.peak_device_bytes, result.peak_host_bytes);
   printComm(out, result);
   for (int64_t i = 0; i < result.num_evals; ++i) {
     const metart_eval_result &r = result.evals[i];

@@ -22,12 +22,22 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/resource.h>
 #include <tuple>
 #include <unistd.h>
 #include <utility>
 #include <vector>
 
 namespace {
+
+/// The peak resident memory of this process so far (Linux reports
+/// kilobytes).
+size_t peakHostBytes() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<size_t>(usage.ru_maxrss) * 1024;
+}
 
 /// The mean of `values` and the half-width of its 95% confidence interval,
 /// 1.96 sample standard deviations over the square root of the count.
@@ -573,10 +583,10 @@ metart_status Trainer::run(metart_train_result &result) {
       std::fprintf(metrics,
                    "{\"iteration\": %lld, \"meta_loss\": %.9g, \"seconds\": "
                    "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
-                   "%zu, \"comm\": %s}\n",
+                   "%zu, \"peak_host_bytes\": %zu, \"comm\": %s}\n",
                    static_cast<long long>(it + 1), lossValue, seconds,
                    program.meta_batch / seconds, stats.peak_bytes,
-                   metart::train::commJson(comm).c_str());
+                   peakHostBytes(), metart::train::commJson(comm).c_str());
       std::fflush(metrics);
     }
     progress(it + 1, total, lossValue, perIteration);
@@ -621,6 +631,7 @@ metart_status Trainer::run(metart_train_result &result) {
   metart_memory_stats stats;
   metart_memory_stats_get(context, &stats);
   result.peak_device_bytes = stats.peak_bytes;
+  result.peak_host_bytes = peakHostBytes();
   return METART_OK;
 }
 
