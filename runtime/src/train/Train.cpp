@@ -443,7 +443,11 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
     read(losses, values);
   }
   auto [mean, ci95] = meanAndInterval(values);
-  result = {spec.steps, mean, ci95, static_cast<int64_t>(values.size())};
+  result = metart_eval_result{};
+  result.steps = spec.steps;
+  result.mean = mean;
+  result.ci95 = ci95;
+  result.count = static_cast<int64_t>(values.size());
   if (spec.accuracy) {
     result.has_accuracy = 1;
     std::tie(result.accuracy, result.accuracy_ci95) = meanAndInterval(hits);
