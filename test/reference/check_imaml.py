@@ -18,18 +18,11 @@ Run with Debian's /usr/bin/python3 and its python3-torch.
 
 import argparse
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from check_safetensors import read_safetensors, write_safetensors  # noqa: E402
-
-try:
-    import torch
-except ImportError as error:
-    sys.exit(f"check_imaml.py: cannot import torch ({error}); use "
-             "/usr/bin/python3 with Debian's python3-torch")
+from mlp_episodes import MlpEpisodes, torch, worst_error  # noqa: E402
 
 # name, hidden, activation, steps, inner lr, lambda, loss
 CONFIGS = [
@@ -37,67 +30,16 @@ CONFIGS = [
     ("imaml_tanh_8steps", [4], "tanh", 8, 0.05, 1.0, "mse"),
     ("imaml_tanh_xent", [3], "tanh", 2, 0.1, 4.0, "cross_entropy"),
 ]
-TASKS, SUPPORT, QUERY, FEATURES, CLASSES = 3, 5, 4, 2, 3
 
 
 def run_config(metac, directory, config, seed):
     name, hidden, activation, steps, lr, lam, loss_kind = config
-    dt = torch.float64
-    generator = torch.Generator().manual_seed(seed)
-    out = 1 if loss_kind == "mse" else CLASSES
-    features = 1 if loss_kind == "mse" else FEATURES
-
-    def rand(*shape):
-        return torch.rand(*shape, generator=generator, dtype=dt) * 2 - 1
-
-    sx, qx = rand(TASKS, SUPPORT, features), rand(TASKS, QUERY, features)
-    if loss_kind == "mse":
-        sy, qy = rand(TASKS, SUPPORT, 1), rand(TASKS, QUERY, 1)
-        targets = [("support.y", "F64", list(sy.shape), sy.flatten().tolist()),
-                   ("query.y", "F64", list(qy.shape), qy.flatten().tolist())]
-    else:
-        sy = torch.randint(0, CLASSES, (TASKS, SUPPORT), generator=generator)
-        qy = torch.randint(0, CLASSES, (TASKS, QUERY), generator=generator)
-        targets = [("support.y", "I64", list(sy.shape), sy.flatten().tolist()),
-                   ("query.y", "I64", list(qy.shape), qy.flatten().tolist())]
-    episodes = directory / f"{name}.episodes.safetensors"
-    write_safetensors(episodes, [
-        ("support.x", "F64", list(sx.shape), sx.flatten().tolist()),
-        ("query.x", "F64", list(qx.shape), qx.flatten().tolist())] + targets, {})
-
-    sizes = [features] + hidden + [out]
-    names = [f"l{i}" for i in range(len(hidden))] + ["out"]
-    params, entries = [], []
-    for layer, (fan_in, fan_out) in zip(names, zip(sizes, sizes[1:])):
-        w, b = rand(fan_out, fan_in), rand(fan_out)
-        params += [w, b]
-        entries += [(f"{layer}.weight", "F64", [fan_out, fan_in],
-                     w.flatten().tolist()),
-                    (f"{layer}.bias", "F64", [fan_out], b.flatten().tolist())]
-    init = directory / f"{name}.init.safetensors"
-    write_safetensors(init, entries, {})
-    count = sum(p.numel() for p in params)
-
-    lines = [f"model m(x: f64[{features}]) -> f64[{out}] {{", "  h = x"]
-    for i, width in enumerate(hidden):
-        lines.append(f'  h = {activation}(linear(h, {width}, name = "l{i}"))')
-    lines += [f'  return linear(h, {out}, name = "out")', "}",
-              f'tasks t = episodes {{ path = "{episodes.name}" }}',
-              f"train {name} {{ model = m, tasks = t, loss = {loss_kind}, "
-              f"algorithm = imaml {{ steps = {steps}, inner_lr = {lr}, "
-              f"lambda = {lam}, cg_steps = {count + 5} }}, "
-              f"optimizer = sgd {{ lr = 1.0 }}, meta_batch = {TASKS}, "
-              "iterations = 1 }"]
-    spec = directory / f"{name}.meta"
-    spec.write_text("\n".join(lines) + "\n")
-    saved = directory / f"{name}.out.safetensors"
-    subprocess.run([metac, "run", str(spec), "--iterations=1", "--quiet",
-                    f"--init-params={init}", f"--save-params={saved}"],
-                   check=True, stdout=subprocess.DEVNULL)
-    *_, tensors = read_safetensors(saved)
-
-    act = torch.tanh if activation == "tanh" else torch.relu
-    shapes = [p.shape for p in params]
+    e = MlpEpisodes(directory, name, hidden, activation, "f64", loss_kind, seed,
+                    features=2)
+    count = sum(p.numel() for p in e.params)
+    tensors = e.run(metac, f"imaml {{ steps = {steps}, inner_lr = {lr}, "
+                           f"lambda = {lam}, cg_steps = {count + 5} }}")
+    shapes = [p.shape for p in e.params]
 
     def unflatten(flat):
         out, at = [], 0
@@ -107,25 +49,14 @@ def run_config(metac, directory, config, seed):
             at += n
         return out
 
-    def model(p, x):
-        h = x
-        for i in range(0, len(p) - 2, 2):
-            h = act(torch.nn.functional.linear(h, p[i], p[i + 1]))
-        return torch.nn.functional.linear(h, p[-2], p[-1])
-
-    def loss(prediction, target):
-        if loss_kind == "mse":
-            return torch.nn.functional.mse_loss(prediction, target)
-        return torch.nn.functional.cross_entropy(prediction, target)
-
-    theta = torch.cat([p.flatten() for p in params])
+    theta = torch.cat([p.flatten() for p in e.params])
     total = torch.zeros_like(theta)
-    for t in range(TASKS):
+    for t in range(e.tasks):
         def support_loss(flat):
-            return loss(model(unflatten(flat), sx[t]), sy[t])
+            return e.loss(e.model(unflatten(flat), e.sx[t]), e.sy[t])
 
         def query_loss(flat):
-            return loss(model(unflatten(flat), qx[t]), qy[t])
+            return e.loss(e.model(unflatten(flat), e.qx[t]), e.qy[t])
 
         phi = theta.clone()
         for _ in range(steps):
@@ -135,17 +66,10 @@ def run_config(metac, directory, config, seed):
         phi_ = phi.clone().requires_grad_()
         v, = torch.autograd.grad(query_loss(phi_), phi_)
         hessian = torch.autograd.functional.hessian(support_loss, phi)
-        a = torch.eye(count, dtype=dt) + hessian / lam
+        a = torch.eye(count, dtype=e.dt) + hessian / lam
         total += torch.linalg.solve(a, v)
-    expected_flat = theta - total / TASKS
-    worst = 0.0
-    for entry, expected in zip(entries, unflatten(expected_flat)):
-        expected = expected.flatten()
-        actual = torch.tensor(tensors[entry[0]][2], dtype=dt)
-        scale = torch.clamp(expected.abs(),
-                            min=1e-3 * float(expected.abs().max()) + 1e-300)
-        worst = max(worst, float(((actual - expected).abs() / scale).max()))
-    return worst
+    expected = unflatten(theta - total / e.tasks)
+    return worst_error(list(zip(e.names, expected)), tensors)
 
 
 def main():
