@@ -120,6 +120,9 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ",\n  .mesh = {";
   llvm::interleaveComma(p.mesh, os);
   os << "}, .step_stages = " << (p.stages > 1 ? "metac_stages_0" : "0")
+     << ",\n  .checkpoint_every = " << p.checkpointEvery
+     << ", .checkpoint_dir = "
+     << (p.checkpointDir.empty() ? "0" : quoted(p.checkpointDir))
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

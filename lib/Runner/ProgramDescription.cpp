@@ -114,6 +114,10 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   d.metaBatch = train.getMetaBatch();
   d.iterations = train.getIterationsAttr().getInt();
   d.seed = train.getSeed();
+  if (std::optional<uint64_t> every = train.getCheckpointEvery())
+    d.checkpointEvery = static_cast<int64_t>(*every);
+  if (std::optional<StringRef> dir = train.getCheckpointDir())
+    d.checkpointDir = dir->str();
   // Only a partitioned program runs on a mesh; the plan alone (before the
   // planned phase) describes the full batch.
   if (train->hasAttr("meta.mesh"))

@@ -43,6 +43,9 @@ struct ProgramDescription {
   TasksDescription tasks;
   std::vector<EvaluationDescription> evaluations;
   int64_t metaBatch = 0, iterations = 0;
+  /// The spec's checkpoint block: period (0: none) and directory.
+  int64_t checkpointEvery = 0;
+  std::string checkpointDir;
   uint64_t seed = 0;
   /// Mesh axes task, data, tensor, pipeline of a partitioned program (the
   /// step then takes this rank's slice of the task batch).

@@ -102,6 +102,9 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   for (int axis = 0; axis < 4; ++axis)
     desc.mesh[axis] = program->mesh[axis];
   desc.loss_name = program->lossName.c_str();
+  desc.checkpoint_every = program->checkpointEvery;
+  desc.checkpoint_dir =
+      program->checkpointDir.empty() ? nullptr : program->checkpointDir.c_str();
   std::vector<metart_eval_desc> evals;
   std::vector<std::vector<metart_function>> evalStages;
   evalStages.reserve(program->evaluations.size());

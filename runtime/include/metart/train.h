@@ -191,6 +191,10 @@ typedef struct metart_program_desc {
   /** With pipeline stages (mesh[3] > 1): the step of each stage, replacing
    *  `step`; a rank runs the one of its pipeline coordinate. */
   const metart_function *step_stages;
+  /** The spec's `checkpoint { every, dir }` (0 and NULL when it has none):
+   *  each applies when the run's options leave it unset. */
+  int64_t checkpoint_every;
+  const char *checkpoint_dir;
 } metart_program_desc;
 
 typedef struct metart_run_options {

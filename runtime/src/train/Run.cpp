@@ -170,9 +170,14 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.evals = evals.data();
   program.num_evals = evals.size();
 
+  metart_train_options train = options->train;
+  if (train.checkpoint_every <= 0)
+    train.checkpoint_every = desc->checkpoint_every;
+  if (!train.checkpoint_dir)
+    train.checkpoint_dir = desc->checkpoint_dir;
   metart_train_result result{};
-  if (metart_status s = metart_train(handles.context, &program, &options->train,
-                                     &result, error, errorSize))
+  if (metart_status s = metart_train(handles.context, &program, &train, &result,
+                                     error, errorSize))
     return s;
   if (metart_world_rank() != 0)
     return METART_OK;
