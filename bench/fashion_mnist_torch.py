@@ -179,6 +179,58 @@ def init_params(filters, outputs, dtype, generator):
     return [p.requires_grad_() for p in params]
 
 
+def param_names():
+    """metac's names for init_params' list (the model's state_dict names)."""
+    names = []
+    for block in range(4):
+        names += [f"conv2d0.{block}.weight", f"conv2d0.{block}.bias",
+                  f"batch_norm0.{block}.weight", f"batch_norm0.{block}.bias"]
+    return names + ["head.weight", "head.bias"]
+
+
+SAFETENSORS_DTYPES = {"F32": torch.float32, "F64": torch.float64}
+
+
+def load_params(path, params):
+    """Overwrites `params` with the tensors of a safetensors file written by
+    metac (`--save-params`), checking names and shapes."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    length = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + length])
+    body = bytearray(raw[8 + length:])
+    with torch.no_grad():
+        for name, param in zip(param_names(), params):
+            if name not in header:
+                sys.exit(f"{path}: no tensor '{name}'")
+            info = header[name]
+            begin, end = info["data_offsets"]
+            dtype = SAFETENSORS_DTYPES.get(info["dtype"])
+            if dtype is None or list(info["shape"]) != list(param.shape):
+                sys.exit(f"{path}: '{name}' is {info['dtype']} {info['shape']}, "
+                         f"expected {list(param.shape)}")
+            values = torch.frombuffer(body[begin:end], dtype=dtype)
+            param.copy_(values.reshape(param.shape))
+
+
+def save_params(path, params):
+    """The parameters as a safetensors file with metac's names (f32 or f64 as
+    trained), for `metac run --init-params`."""
+    names = param_names()
+    tags = {torch.float32: "F32", torch.float64: "F64"}
+    header, blobs, offset = {}, [], 0
+    for name, param in zip(names, params):
+        blob = param.detach().contiguous().numpy().tobytes()
+        header[name] = {"dtype": tags[param.dtype], "shape": list(param.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
 def forward(params, x):
     """The ConvNet on one set x: [n, 1, 28, 28] -> [n, outputs]."""
     for block in range(4):
@@ -325,6 +377,11 @@ def parse_args():
                    help="print the meta-loss every N iterations (default: "
                         "a tenth of the run)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    p.add_argument("--init-params", metavar="FILE",
+                   help="start from these parameters (safetensors with metac's "
+                        "names, e.g. from `metac run --save-params`)")
+    p.add_argument("--save-params", metavar="FILE",
+                   help="write the trained parameters (safetensors, metac's names)")
     p.add_argument("--time-only", type=int, metavar="N", default=None,
                    help="time N meta-iterations (after 5 warm-up ones), task "
                         "sampling included; print 'torch ms/iteration X peak_rss_mb Y'")
@@ -375,6 +432,8 @@ def main():
 
     generator = torch.Generator().manual_seed(args.seed)
     params = init_params(args.filters, args.head, args.dtype, generator)
+    if args.init_params:
+        load_params(args.init_params, params)
     optimizer = torch.optim.Adam(params, lr=args.lr)
 
     load_begin = time.perf_counter()
@@ -413,13 +472,15 @@ def main():
     train_s = time.perf_counter() - train_begin
     # The first iterations warm up the allocator and the kernels.
     timed = step_times[WARMUP:] if len(step_times) > 2 * WARMUP else step_times
-    step_ms = sum(timed) / len(timed) * 1e3
-    sample_ms = sum(sample_times) / len(sample_times) * 1e3
+    step_ms = sum(timed) / max(1, len(timed)) * 1e3
+    sample_ms = sum(sample_times) / max(1, len(sample_times)) * 1e3
     print(f"time {step_ms:.2f} ms/iteration (meta-step: forward, inner loop, "
           f"backward, Adam; mean over iterations {len(step_times) - len(timed) + 1}.."
           f"{len(step_times)}), task sampling {sample_ms:.2f} ms/iteration, "
           f"training {train_s:.1f} s, data loading {load_s:.1f} s", flush=True)
 
+    if args.save_params:
+        save_params(args.save_params, params)
     eval_begin = time.perf_counter()
     results = evaluate(params, eval_tasks, args)
     eval_s = time.perf_counter() - eval_begin
