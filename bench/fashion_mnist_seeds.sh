@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Trains the Fashion-MNIST example of ALGORITHM (maml or protonet) with
+# metac and with the PyTorch reference once per SEED (the seed sets the
+# initial parameters and the task stream on each side), evaluates every run
+# on 600 held-out 3-way tasks, and compares the two sides over the seeds:
+# one run's confidence interval covers only the evaluation tasks, not the
+# spread between training runs, so a match is judged on the seed means
+# (bench/compare_accuracy.py --seeds).
+#   bench/fashion_mnist_seeds.sh ALGORITHM OUTPUT_DIR SEED...
+# Runs one job at a time (each uses every core). On two cores a ProtoNets
+# seed takes about 12 min (metac) + 5 min (PyTorch), a MAML seed about
+# 18 + 11 min. Finished runs are kept: rerunning skips seeds whose results
+# exist.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${METAC_BUILD_DIR:-$root/build}
+usage="usage: bench/fashion_mnist_seeds.sh maml|protonet OUTPUT_DIR SEED..."
+algorithm=${1:?$usage}
+out=${2:?$usage}
+shift 2
+[ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
+case $algorithm in
+maml | protonet) ;;
+*) echo "unknown algorithm '$algorithm' (maml or protonet)" >&2; exit 2 ;;
+esac
+metac=${METAC:-}
+if [ -z "$metac" ]; then
+  "$root/scripts/build.sh" metac >/dev/null
+  metac=$build/bin/metac
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$out"
+
+for seed in "$@"; do
+  if [ ! -s "metac_${algorithm}_$seed.jsonl" ] ||
+    ! grep -q '"evaluation"' "metac_${algorithm}_$seed.jsonl"; then
+    "$metac" run "$root/examples/${algorithm}_fashion_mnist.meta" \
+      --quiet --seed "$seed" \
+      --metrics "metac_${algorithm}_$seed.jsonl.part" \
+      --save-params "metac_${algorithm}_$seed.safetensors" \
+      >"metac_${algorithm}_$seed.txt"
+    mv "metac_${algorithm}_$seed.jsonl.part" "metac_${algorithm}_$seed.jsonl"
+  fi
+  if [ ! -s "torch_${algorithm}_$seed.json" ]; then
+    /usr/bin/python3 "$root/bench/fashion_mnist_torch.py" --algorithm "$algorithm" \
+      --seed "$seed" --threads "$(nproc)" \
+      --save-params "torch_${algorithm}_$seed.safetensors" \
+      --json "torch_${algorithm}_$seed.json.part" >"torch_${algorithm}_$seed.txt"
+    mv "torch_${algorithm}_$seed.json.part" "torch_${algorithm}_$seed.json"
+  fi
+  tail -n 1 "metac_${algorithm}_$seed.txt" "torch_${algorithm}_$seed.txt"
+done
+metac_runs=() torch_runs=()
+for seed in "$@"; do
+  metac_runs+=("metac_${algorithm}_$seed.jsonl")
+  torch_runs+=("torch_${algorithm}_$seed.json")
+done
+/usr/bin/python3 "$root/bench/compare_accuracy.py" --seeds \
+  --metac "${metac_runs[@]}" --torch "${torch_runs[@]}"
