@@ -58,6 +58,21 @@ struct RuleContext {
   llvm::function_ref<mlir::RankedTensorType(mlir::Value)> globalTypeOf;
 };
 
+/// The more distributed of two shardings of the same dimension.
+inline int joinAxes(int a, int b) { return a != kReplicated ? a : b; }
+
+/// Drops repeated axes (an axis splits one dimension at most), keeping the
+/// first, and axes in `taken`.
+void dedupeAxes(llvm::MutableArrayRef<int> dims, unsigned taken = 0);
+
+/// Rules of the image ops (SpatialRules.cpp): convolutions, pooling and
+/// batch norm, with their derivatives. `op` must be of the named kind.
+OpPlan conv2dPlan(mlir::Operation *op, const RuleContext &ctx);
+OpPlan conv2dBackwardInputPlan(mlir::Operation *op, const RuleContext &ctx);
+OpPlan conv2dBackwardWeightPlan(mlir::Operation *op, const RuleContext &ctx);
+OpPlan pool2dPlan(mlir::Operation *op, const RuleContext &ctx);
+OpPlan batchNormPlan(mlir::Operation *op, const RuleContext &ctx);
+
 /// The plan for `op` from its operands' shardings: a precise rule for the
 /// nn ops that have one, else every operand gathered and summed and the
 /// results replicated (always correct).

@@ -29,16 +29,7 @@ unsigned metac::partition::splitMask(ArrayRef<int> dims) {
 
 unsigned Sharding::splitMask() const { return partition::splitMask(dims); }
 
-namespace {
-
-bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
-
-/// The more distributed of two shardings of the same dimension.
-int join(int a, int b) { return a != kReplicated ? a : b; }
-
-/// Drops repeated axes (an axis splits one dimension at most), keeping the
-/// first, and axes in `taken`.
-void dedupe(MutableArrayRef<int> dims, unsigned taken = 0) {
+void metac::partition::dedupeAxes(MutableArrayRef<int> dims, unsigned taken) {
   for (int &axis : dims) {
     if (axis == kReplicated)
       continue;
@@ -47,6 +38,16 @@ void dedupe(MutableArrayRef<int> dims, unsigned taken = 0) {
     else
       taken |= 1u << axis;
   }
+}
+
+namespace {
+
+bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+int join(int a, int b) { return joinAxes(a, b); }
+
+void dedupe(MutableArrayRef<int> dims, unsigned taken = 0) {
+  dedupeAxes(dims, taken);
 }
 
 double meanScale(ArrayRef<int> reducedAxes, ArrayRef<int64_t> meshSizes) {
@@ -441,5 +442,15 @@ OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
       .Case([&](nn::EmbeddingBackwardOp op) {
         return embeddingBackwardPlan(op, ctx);
       })
+      .Case<nn::Conv2DOp>([&](Operation *op) { return conv2dPlan(op, ctx); })
+      .Case<nn::Conv2DBackwardInputOp>(
+          [&](Operation *op) { return conv2dBackwardInputPlan(op, ctx); })
+      .Case<nn::Conv2DBackwardWeightOp>(
+          [&](Operation *op) { return conv2dBackwardWeightPlan(op, ctx); })
+      .Case<nn::MaxPool2DOp, nn::AvgPool2DOp, nn::MaxPool2DBackwardOp,
+            nn::MaxPool2DGatherOp, nn::AvgPool2DBackwardOp>(
+          [&](Operation *op) { return pool2dPlan(op, ctx); })
+      .Case<nn::BatchNormOp>(
+          [&](Operation *op) { return batchNormPlan(op, ctx); })
       .Default([&](Operation *op) { return replicatedPlan(op, ctx); });
 }

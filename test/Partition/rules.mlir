@@ -48,9 +48,9 @@ shard.grid @mesh(shape = 2x4x1x1)
 
 // A reshape keeps a split dimension that leads a merge (8 x 6 into 48:
 // each rank's 2 rows are 12 contiguous elements); softmax over a split
-// axis gathers it; an op without a rule (conv2d) runs on gathered operands.
+// axis gathers it.
 // CHECK-LABEL: func.func @gathers(
-func.func @gathers(%x: tensor<4x8x6xf32>, %w: tensor<3x6x1x1xf32>) -> (tensor<4x48xf32>, tensor<4x8x6xf32>, tensor<4x8x3x1x1xf32>) {
+func.func @gathers(%x: tensor<4x8x6xf32>) -> (tensor<4x48xf32>, tensor<4x8x6xf32>) {
   %s = shard.sharding @mesh split_axes = [[0], [1]] : !shard.sharding
   %x1 = shard.shard %x to %s : tensor<4x8x6xf32>
   // CHECK: nn.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x12xf32>
@@ -58,13 +58,46 @@ func.func @gathers(%x: tensor<4x8x6xf32>, %w: tensor<3x6x1x1xf32>) -> (tensor<4x
   // CHECK: %[[G1:.*]] = shard.all_gather %{{.*}} on @mesh grid_axes = [1] gather_axis = 1 : tensor<2x2x6xf32> -> tensor<2x8x6xf32>
   // CHECK-NEXT: nn.softmax %[[G1]] axis 1 : tensor<2x8x6xf32>
   %sm = nn.softmax %x1 axis 1 : tensor<4x8x6xf32>
-  %x4 = nn.reshape %x1 : tensor<4x8x6xf32> -> tensor<4x8x6x1x1xf32>
-  // CHECK: nn.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x2x6x1x1xf32>
-  // CHECK: %[[G0:.*]] = shard.all_gather %{{.*}} on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x2x6x1x1xf32> -> tensor<4x2x6x1x1xf32>
-  // CHECK-NEXT: %[[G01:.*]] = shard.all_gather %[[G0]] on @mesh grid_axes = [1] gather_axis = 1 : tensor<4x2x6x1x1xf32> -> tensor<4x8x6x1x1xf32>
-  // CHECK-NEXT: nn.conv2d %[[G01]], %{{.*}} : tensor<4x8x6x1x1xf32>, tensor<3x6x1x1xf32> -> tensor<4x8x3x1x1xf32>
-  %c = nn.conv2d %x4, %w stride [1, 1] padding [0, 0] : tensor<4x8x6x1x1xf32>, tensor<3x6x1x1xf32> -> tensor<4x8x3x1x1xf32>
-  return %r, %sm, %c : tensor<4x48xf32>, tensor<4x8x6xf32>, tensor<4x8x3x1x1xf32>
+  return %r, %sm : tensor<4x48xf32>, tensor<4x8x6xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x4x1x1)
+
+// Image ops keep their leading (task, sample) splits: each rank convolves,
+// pools and normalises its own tasks. A convolution gathers its contracted
+// channels and slices per-task weights to its tasks; pooling keeps a
+// channel split; batch norm keeps the channel split but gathers a split
+// dimension it reduces (samples); a weight gradient summed over split
+// samples is partial.
+// CHECK-LABEL: func.func @spatial(
+// CHECK-SAME: %[[X:.*]]: tensor<2x8x2x10x10xf32>, %[[W:.*]]: tensor<4x3x8x3x3xf32>, %[[G:.*]]: tensor<2x2x3x10x10xf32>,
+func.func @spatial(%x: tensor<4x8x8x10x10xf32>, %w: tensor<4x3x8x3x3xf32>, %g: tensor<4x8x3x10x10xf32>, %gamma: tensor<4x8xf32>, %beta: tensor<4x8xf32>, %gamma3: tensor<4x3xf32>, %beta3: tensor<4x3xf32>) -> (tensor<4x8x3x10x10xf32>, tensor<4x8x8x5x5xf32>, tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32>, tensor<4x8x8x10x10xf32>, tensor<3x8x3x3xf32>, tensor<4x8x3x10x10xf32>) {
+  %s = shard.sharding @mesh split_axes = [[0], [], [1]] : !shard.sharding
+  %x1 = shard.shard %x to %s : tensor<4x8x8x10x10xf32>
+  // CHECK: %[[XC:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [1] gather_axis = 2 : tensor<2x8x2x10x10xf32> -> tensor<2x8x8x10x10xf32>
+  // CHECK-NEXT: %[[WT:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<4x3x8x3x3xf32> -> tensor<2x3x8x3x3xf32>
+  // CHECK-NEXT: %[[C:.*]] = nn.conv2d %[[XC]], %[[WT]] {{.*}} : tensor<2x8x8x10x10xf32>, tensor<2x3x8x3x3xf32> -> tensor<2x8x3x10x10xf32>
+  %c = nn.conv2d %x1, %w stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32> -> tensor<4x8x3x10x10xf32>
+  // CHECK-NEXT: %[[P:.*]] = nn.max_pool2d %[[X]] {{.*}} : tensor<2x8x2x10x10xf32> -> tensor<2x8x2x5x5xf32>
+  %p = nn.max_pool2d %x1 kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<4x8x8x10x10xf32> -> tensor<4x8x8x5x5xf32>
+  // CHECK: %[[N:.*]] = nn.batch_norm %[[X]], %{{.*}}, %{{.*}} channel 2 reduce [1, 3, 4] {{.*}} : tensor<2x8x2x10x10xf32>, tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x8x2x10x10xf32>
+  %n = nn.batch_norm %x1, %gamma, %beta channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<4x8x8x10x10xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8x8x10x10xf32>
+  %s2 = shard.sharding @mesh split_axes = [[0], [1]] : !shard.sharding
+  %g1 = shard.shard %g to %s2 : tensor<4x8x3x10x10xf32>
+  // CHECK: %[[DW:.*]] = nn.conv2d_backward_weight %{{.*}}, %[[G]] {{.*}} : tensor<2x2x8x10x10xf32>, tensor<2x2x3x10x10xf32> -> tensor<2x3x8x3x3xf32>
+  %dw = nn.conv2d_backward_weight %x1, %g1 stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x8x3x10x10xf32> -> tensor<4x3x8x3x3xf32>
+  // CHECK-NEXT: %[[DX:.*]] = nn.conv2d_backward_input %[[G]], %[[WT]] {{.*}} : tensor<2x2x3x10x10xf32>, tensor<2x3x8x3x3xf32> -> tensor<2x2x8x10x10xf32>
+  %dx = nn.conv2d_backward_input %g1, %w stride [1, 1] padding [1, 1] : tensor<4x8x3x10x10xf32>, tensor<4x3x8x3x3xf32> -> tensor<4x8x8x10x10xf32>
+  // CHECK-NEXT: %[[DS:.*]] = nn.conv2d_backward_weight %{{.*}}, %[[G]] {{.*}} -> tensor<3x8x3x3xf32>
+  %ds = nn.conv2d_backward_weight %x1, %g1 stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x8x3x10x10xf32> -> tensor<3x8x3x3xf32>
+  // CHECK-NEXT: %[[GS:.*]] = shard.all_gather %[[G]] on @mesh grid_axes = [1] gather_axis = 1 : tensor<2x2x3x10x10xf32> -> tensor<2x8x3x10x10xf32>
+  // CHECK: nn.batch_norm %[[GS]], {{.*}} : tensor<2x8x3x10x10xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x8x3x10x10xf32>
+  %ng = nn.batch_norm %g1, %gamma3, %beta3 channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<4x8x3x10x10xf32>, tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x8x3x10x10xf32>
+  // CHECK: shard.all_reduce %[[DW]] on @mesh grid_axes = [1]
+  // CHECK: shard.all_reduce %[[DS]] on @mesh grid_axes = [0, 1]
+  return %c, %p, %n, %dw, %dx, %ds, %ng : tensor<4x8x3x10x10xf32>, tensor<4x8x8x5x5xf32>, tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32>, tensor<4x8x8x10x10xf32>, tensor<3x8x3x3xf32>, tensor<4x8x3x10x10xf32>
 }
 
 // -----
