@@ -123,6 +123,11 @@ struct Options {
   cl::opt<uint64_t> memoryLimit{
       "memory-limit", cl::desc("Cap on the runtime's device memory, in bytes"),
       cl::init(0), cl::cat(runCategory)};
+  cl::opt<bool> profile{
+      "profile",
+      cl::desc("Time each runtime call (kernels, copies, collectives) of "
+               "the meta-iterations and print the totals per function"),
+      cl::init(false), cl::cat(runCategory)};
   cl::opt<bool> quiet{"quiet", cl::desc("No progress output"), cl::init(false),
                       cl::cat(runCategory)};
   cl::opt<int64_t> np{"np",
@@ -299,6 +304,7 @@ int metac::metacMain(int argc, char **argv) {
     run->backend = options.backend;
     run->memoryLimit = options.memoryLimit;
     run->progress = options.quiet ? 0 : 2;
+    run->profile = options.profile;
     if (!run->backend.empty() && run->backend != "cpu" &&
         run->backend != "cuda") {
       llvm::errs() << "metac: error: --backend must be cpu or cuda, got '"

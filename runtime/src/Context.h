@@ -1,8 +1,9 @@
 //===- Context.h - the runtime context --------------------------*- C++ -*-===//
 //
 // The definition of the opaque `metart_context`: the backend it runs on, the
-// arena that holds its memory, the message of its last error, and its
-// communicator (when one is attached) with the counters of collectives.
+// arena that holds its memory, the message of its last error, its
+// communicator (when one is attached) with the counters of collectives, and
+// the time profile of its calls (when enabled).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "Arena.h"
 #include "Backend.h"
+#include "Profile.h"
 #include "comm/Stats.h"
 
 #include <memory>
@@ -31,6 +33,7 @@ struct metart_context {
   metart::Arena arena;
   std::string lastError;
   metart::comm::Stats commStats;
+  metart::KernelProfile profile;
   /// Declared last: destroyed before the backend whose stream it may use.
   std::unique_ptr<metart::comm::Communicator, metart::comm::CommunicatorDeleter>
       comm;

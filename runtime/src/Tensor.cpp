@@ -92,8 +92,13 @@ std::ostream &operator<<(std::ostream &os, Described d) {
 
 Checker::Checker(metart_context *context, const char *function)
     : context(context), function(function) {
-  if (!context)
+  if (!context) {
     record(METART_ERROR_INVALID_ARGUMENT, "the context is null");
+    return;
+  }
+  profiling = context->profile.enabled();
+  if (profiling)
+    begin = std::chrono::steady_clock::now();
 }
 
 metart_status Checker::record(metart_status code, const std::string &message) {
@@ -225,6 +230,14 @@ bool Checker::pair(const char *what, const int64_t *values, int64_t minimum) {
 metart_status Checker::finish(const KernelStatus &kernel) {
   if (kernel.failed())
     return record(kernel.code, kernel.message);
+  if (profiling && ok()) {
+    // A device backend runs asynchronously: wait, so that the time covers
+    // the work and not only its launch.
+    context->backend->synchronize();
+    context->profile.add(function, std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - begin)
+                                       .count());
+  }
   return result();
 }
 

@@ -12,6 +12,7 @@
 
 #include "metart/metart.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -174,7 +175,8 @@ public:
     invalid(parts...);
     return false;
   }
-  /// Records a backend's failure, if any, and returns its status.
+  /// Records a backend's failure, if any, and returns its status. When the
+  /// context profiles, a successful call's time is added to its function.
   metart_status finish(const KernelStatus &kernel);
 
 private:
@@ -183,6 +185,9 @@ private:
   metart_context *context;
   const char *function;
   metart_status status = METART_OK;
+  /// When the call began (profiling only).
+  std::chrono::steady_clock::time_point begin;
+  bool profiling = false;
 };
 
 } // namespace metart

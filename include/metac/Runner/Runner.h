@@ -30,6 +30,8 @@ struct RunOptions {
   uint64_t memoryLimit = 0;
   /// 0: quiet; 1: plain lines; 2: a progress bar on a terminal.
   int progress = 2;
+  /// Time each runtime call of the meta-iterations and print the totals.
+  bool profile = false;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

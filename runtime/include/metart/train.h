@@ -92,6 +92,11 @@ typedef struct metart_train_options {
   const char *metrics_path; /* JSON lines, or NULL */
   /** 0: no progress output; 1: plain lines; 2: a bar on a terminal. */
   int32_t progress;
+  /** Non-zero: time every runtime call of the meta-iterations after the
+   *  first (device work included: device backends synchronise after each
+   *  call, which slows them), printed by `metart_run` and written to the
+   *  metrics file as a `{"profile": [...]}` line. */
+  int32_t profile;
 } metart_train_options;
 
 typedef struct metart_eval_result {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Backend.h"
+#include "../Context.h"
 #include "metart/comm.h"
 #include "metart/train.h"
 
@@ -191,6 +192,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
                result.peak_device_bytes, result.peak_host_bytes);
   printComm(out, result);
+  if (options->train.profile)
+    std::fputs(metart::formatProfile(handles.context->profile).c_str(), out);
   for (int64_t i = 0; i < result.num_evals; ++i) {
     const metart_eval_result &r = result.evals[i];
     std::fprintf(out, "evaluation after %lld step%s: %s %.4f +- %.4f",
@@ -219,7 +222,9 @@ const char *kUsage =
     "  --metrics=FILE          per-iteration metrics (JSON lines)\n"
     "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
-    "  --quiet                 no progress output\n";
+    "  --quiet                 no progress output\n"
+    "  --profile               time each runtime call (kernels, copies,\n"
+    "                          collectives) and print the totals\n";
 
 /// Parses a non-negative integer, or fails.
 bool parseCount(const char *text, int64_t &out) {
@@ -245,8 +250,9 @@ extern "C" int metart_main(int argc, char **argv,
     std::string key = arg.substr(0, eq);
     const char *value = eq == std::string::npos ? "" : argv[i] + eq + 1;
     // `--option value` as well as `--option=value`, as metac takes them.
-    if (eq == std::string::npos && key != "--quiet" && key != "--help" &&
-        key != "-h" && i + 1 < argc)
+    bool flag = key == "--quiet" || key == "--profile" || key == "--help" ||
+                key == "-h";
+    if (eq == std::string::npos && !flag && i + 1 < argc)
       value = argv[++i];
     int64_t number = 0;
     if (key == "--help" || key == "-h") {
@@ -255,6 +261,8 @@ extern "C" int metart_main(int argc, char **argv,
     }
     if (key == "--quiet") {
       options.train.progress = 0;
+    } else if (key == "--profile") {
+      options.train.profile = 1;
     } else if (key == "--iterations" && parseCount(value, number)) {
       options.train.iterations = number;
     } else if (key == "--seed" && parseCount(value, number)) {

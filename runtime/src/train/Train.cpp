@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "metart/train.h"
+#include "../Context.h"
 #include "../comm/Trace.h"
 #include "Sharding.h"
 
@@ -545,6 +546,8 @@ metart_status Trainer::run(metart_train_result &result) {
   int64_t timed = 0;
   metart_status status = METART_OK;
   for (int64_t it = start; it < total; ++it) {
+    // The profile covers the timed iterations (after the first).
+    context->profile.enable(options.profile && it > start);
     auto begin = std::chrono::steady_clock::now();
     metart_comm_stats_reset(context);
     if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
@@ -606,6 +609,8 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     result.iterations_run = it + 1 - start;
   }
+  context->profile.enable(false);
+  context->profile.setSpan(timed, elapsed);
   if (status) {
     if (metrics)
       std::fclose(metrics);
@@ -613,6 +618,10 @@ metart_status Trainer::run(metart_train_result &result) {
   }
   result.final_loss = lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
+  if (metrics && options.profile)
+    std::fprintf(metrics, "{\"profile\": %s, \"iterations\": %lld}\n",
+                 metart::profileJson(context->profile).c_str(),
+                 static_cast<long long>(timed));
   if (options.save_params) {
     if (sharding.writer)
       if (metart_status s = saveParams(options.save_params, false, total))
