@@ -139,25 +139,6 @@ func.func @conv2d_two_batch_dims_backward_weight(%x: tensor<2x2x3x2x5x4xf64>, %g
   return %0 : tensor<2x2x3x2x3x3xf64>
 }
 
-// Images of one weight slice go through in groups whose columns take at
-// most 8 MiB: here (222 * 9 taps + 4 outputs) x 14 x 14 positions in f64
-// is 3.0 MiB per image, so each slice of 5 images is products over groups
-// of 2, 2 and 1 (the derivative of the weight sums over all three).
-func.func @conv2d_split_groups(%x: tensor<2x5x222x14x14xf64>, %w: tensor<2x4x222x3x3xf64>, %b: tensor<2x4xf64>) -> tensor<2x5x4x14x14xf64> {
-  %0 = nn.conv2d %x, %w, %b stride [1, 1] padding [1, 1] : tensor<2x5x222x14x14xf64>, tensor<2x4x222x3x3xf64>, tensor<2x4xf64> -> tensor<2x5x4x14x14xf64>
-  return %0 : tensor<2x5x4x14x14xf64>
-}
-
-func.func @conv2d_split_groups_backward_input(%g: tensor<2x5x4x14x14xf64>, %w: tensor<2x4x222x3x3xf64>) -> tensor<2x5x222x14x14xf64> {
-  %0 = nn.conv2d_backward_input %g, %w stride [1, 1] padding [1, 1] : tensor<2x5x4x14x14xf64>, tensor<2x4x222x3x3xf64> -> tensor<2x5x222x14x14xf64>
-  return %0 : tensor<2x5x222x14x14xf64>
-}
-
-func.func @conv2d_split_groups_backward_weight(%x: tensor<2x5x222x14x14xf64>, %g: tensor<2x5x4x14x14xf64>) -> tensor<2x4x222x3x3xf64> {
-  %0 = nn.conv2d_backward_weight %x, %g stride [1, 1] padding [1, 1] : tensor<2x5x222x14x14xf64>, tensor<2x5x4x14x14xf64> -> tensor<2x4x222x3x3xf64>
-  return %0 : tensor<2x4x222x3x3xf64>
-}
-
 // No images for the per-task weights: a zero gradient.
 func.func @conv2d_backward_weight_no_images(%x: tensor<2x0x1x3x3xf64>, %g: tensor<2x0x2x2x2xf64>) -> tensor<2x2x1x2x2xf64> {
   %0 = nn.conv2d_backward_weight %x, %g stride [1, 1] padding [0, 0] : tensor<2x0x1x3x3xf64>, tensor<2x0x2x2x2xf64> -> tensor<2x2x1x2x2xf64>
