@@ -320,3 +320,42 @@ func.func @constants(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {
   %2 = nn.add %1, %x : tensor<3x4xf64>
   return %2 : tensor<3x4xf64>
 }
+
+//===----------------------------------------------------------------------===//
+// Loops large enough to be split over the CPU backend's threads (at least
+// 2 x 8192 elements): each thread's ranges must give what one thread does.
+//===----------------------------------------------------------------------===//
+
+func.func @parallel_elementwise(%x: tensor<5x4001xf64>, %y: tensor<5x4001xf64> {metac.eval.min = 0.5 : f64, metac.eval.max = 2.0 : f64}) -> tensor<5x4001xf64> {
+  %0 = nn.div %x, %y : tensor<5x4001xf64>
+  %1 = nn.tanh %0 : tensor<5x4001xf64>
+  %2 = nn.scale %1 by 3.0 : tensor<5x4001xf64>
+  %3 = nn.sub %2, %x : tensor<5x4001xf64>
+  return %3 : tensor<5x4001xf64>
+}
+
+// The outer dimension kept (split), and reduced (one thread).
+func.func @parallel_reductions(%x: tensor<12x7x9x31xf64>) -> (tensor<12x31xf64>, tensor<7x9x31xf64>, tensor<f64>) {
+  %0 = nn.reduce_sum %x dims [1, 2] : tensor<12x7x9x31xf64> -> tensor<12x31xf64>
+  %1 = nn.reduce_mean %x dims [0] : tensor<12x7x9x31xf64> -> tensor<7x9x31xf64>
+  %2 = nn.reduce_sum %x dims [0, 1, 2, 3] : tensor<12x7x9x31xf64> -> tensor<f64>
+  return %0, %1, %2 : tensor<12x31xf64>, tensor<7x9x31xf64>, tensor<f64>
+}
+
+func.func @parallel_copies(%x: tensor<6x11x13x23xf64>, %v: tensor<7x3xf64>) -> (tensor<23x13x11x6xf64>, tensor<7x900x3xf64>) {
+  %0 = nn.transpose %x [3, 2, 1, 0] : tensor<6x11x13x23xf64> -> tensor<23x13x11x6xf64>
+  %1 = nn.broadcast %v dims [1] : tensor<7x3xf64> -> tensor<7x900x3xf64>
+  return %0, %1 : tensor<23x13x11x6xf64>, tensor<7x900x3xf64>
+}
+
+// Batch norm of a batched ConvNet activation: [tasks, samples, C, H, W].
+func.func @parallel_batch_norm(%x: tensor<3x10x8x14x14xf64>, %w: tensor<3x8xf64>, %b: tensor<3x8xf64>) -> tensor<3x10x8x14x14xf64> {
+  %0 = nn.batch_norm %x, %w, %b channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<3x10x8x14x14xf64>, tensor<3x8xf64>, tensor<3x8xf64> -> tensor<3x10x8x14x14xf64>
+  return %0 : tensor<3x10x8x14x14xf64>
+}
+
+func.func @parallel_max_pool(%x: tensor<4x9x16x28x28xf64>, %g: tensor<4x9x16x14x14xf64>) -> (tensor<4x9x16x14x14xf64>, tensor<4x9x16x28x28xf64>) {
+  %0 = nn.max_pool2d %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<4x9x16x28x28xf64> -> tensor<4x9x16x14x14xf64>
+  %1 = nn.max_pool2d_backward %x, %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<4x9x16x28x28xf64>, tensor<4x9x16x14x14xf64> -> tensor<4x9x16x28x28xf64>
+  return %0, %1 : tensor<4x9x16x14x14xf64>, tensor<4x9x16x28x28xf64>
+}

@@ -2,14 +2,17 @@
 //
 // Fill, the unary maps, scale and the four binary operations. The operation
 // is chosen once per call; each loop applies one inlined lambda to
-// contiguous elements, so that the simple ones vectorise. The result may be
-// exactly an operand.
+// contiguous elements, so that the simple ones vectorise, and large loops
+// are split over the backend's threads. The result may be exactly an
+// operand.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuBackend.h"
 #include "Dtype.h"
+#include "Parallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace metart::cpu {
@@ -17,20 +20,25 @@ namespace metart::cpu {
 /// y[i] = fn(x[i]) for `count` elements.
 template <typename T, typename Fn>
 static void map(int64_t count, const T *x, T *y, Fn fn) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = fn(x[i]);
+  parallelFor(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = fn(x[i]);
+  });
 }
 
 /// y[i] = fn(a[i], b[i]) for `count` elements.
 template <typename T, typename Fn>
 static void zip(int64_t count, const T *a, const T *b, T *y, Fn fn) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = fn(a[i], b[i]);
+  parallelFor(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = fn(a[i], b[i]);
+  });
 }
 
 template <typename T> static void fillAll(int64_t count, T *y, T value) {
-  for (int64_t i = 0; i < count; ++i)
-    y[i] = value;
+  parallelFor(count, kElementGrain, [&](int64_t begin, int64_t end) {
+    std::fill(y + begin, y + end, value);
+  });
 }
 
 KernelStatus CpuBackend::fill(metart_dtype dtype, int64_t count, void *y,

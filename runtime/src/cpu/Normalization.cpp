@@ -24,28 +24,30 @@ namespace metart::cpu {
 template <typename T, typename Fn>
 static void accumulate(const StridedSpace<3> &space, const T *x,
                        const double *center, double *sums, Fn fn) {
-  forEachRow(space, [&](const int64_t *offset, int64_t length,
-                        const int64_t *stride) {
-    const T *in = x + offset[0];
-    double *sum = sums + offset[1];
-    const double *c = center + offset[1];
-    if (stride[1] == 0) {
-      // Four partial sums break the chain of dependent additions, so
-      // that the loop runs at the adder's throughput, not its latency.
-      double partial[4] = {0, 0, 0, 0};
-      int64_t j = 0;
-      for (; j + 4 <= length; j += 4)
-        for (int64_t k = 0; k < 4; ++k)
-          partial[k] += fn(static_cast<double>(in[(j + k) * stride[0]]), *c);
-      for (; j < length; ++j)
-        partial[0] += fn(static_cast<double>(in[j * stride[0]]), *c);
-      *sum += (partial[0] + partial[1]) + (partial[2] + partial[3]);
-      return;
-    }
-    for (int64_t j = 0; j < length; ++j)
-      sum[j * stride[1]] +=
-          fn(static_cast<double>(in[j * stride[0]]), c[j * stride[1]]);
-  });
+  forEachRowParallel(
+      space, 1u << 1,
+      [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+        const T *in = x + offset[0];
+        double *sum = sums + offset[1];
+        const double *c = center + offset[1];
+        if (stride[1] == 0) {
+          // Four partial sums break the chain of dependent additions, so
+          // that the loop runs at the adder's throughput, not its latency.
+          double partial[4] = {0, 0, 0, 0};
+          int64_t j = 0;
+          for (; j + 4 <= length; j += 4)
+            for (int64_t k = 0; k < 4; ++k)
+              partial[k] +=
+                  fn(static_cast<double>(in[(j + k) * stride[0]]), *c);
+          for (; j < length; ++j)
+            partial[0] += fn(static_cast<double>(in[j * stride[0]]), *c);
+          *sum += (partial[0] + partial[1]) + (partial[2] + partial[3]);
+          return;
+        }
+        for (int64_t j = 0; j < length; ++j)
+          sum[j * stride[1]] +=
+              fn(static_cast<double>(in[j * stride[0]]), c[j * stride[1]]);
+      });
 }
 
 template <typename T>
@@ -66,28 +68,29 @@ static KernelStatus batchNormOf(const BatchNormSizes &s, Workspace &workspace,
   for (int64_t i = 0; i < s.statistics; ++i)
     deviation[i] =
         std::sqrt(deviation[i] / static_cast<double>(s.count) + epsilon);
-  forEachRow(s.space, [&](const int64_t *offset, int64_t length,
-                          const int64_t *stride) {
-    const T *in = x + offset[0];
-    T *out = y + offset[0];
-    const double *m = mean + offset[1], *d = deviation + offset[1];
-    const T *w = weight + offset[2], *b = bias + offset[2];
-    if (stride[1] == 0 && stride[2] == 0) {
-      // One statistic and one weight along the row: y = x * scale + shift.
-      double scale = static_cast<double>(*w) / *d;
-      double shift = static_cast<double>(*b) - *m * scale;
-      for (int64_t j = 0; j < length; ++j)
-        out[j * stride[0]] = static_cast<T>(
-            static_cast<double>(in[j * stride[0]]) * scale + shift);
-      return;
-    }
-    for (int64_t j = 0; j < length; ++j) {
-      int64_t e = j * stride[0], st = j * stride[1], p = j * stride[2];
-      double normalized = (static_cast<double>(in[e]) - m[st]) / d[st];
-      out[e] = static_cast<T>(static_cast<double>(w[p]) * normalized +
-                              static_cast<double>(b[p]));
-    }
-  });
+  forEachRowParallel(
+      s.space, 1u << 0,
+      [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+        const T *in = x + offset[0];
+        T *out = y + offset[0];
+        const double *m = mean + offset[1], *d = deviation + offset[1];
+        const T *w = weight + offset[2], *b = bias + offset[2];
+        if (stride[1] == 0 && stride[2] == 0) {
+          // One statistic and one weight along the row: y = x * scale + shift.
+          double scale = static_cast<double>(*w) / *d;
+          double shift = static_cast<double>(*b) - *m * scale;
+          for (int64_t j = 0; j < length; ++j)
+            out[j * stride[0]] = static_cast<T>(
+                static_cast<double>(in[j * stride[0]]) * scale + shift);
+          return;
+        }
+        for (int64_t j = 0; j < length; ++j) {
+          int64_t e = j * stride[0], st = j * stride[1], p = j * stride[2];
+          double normalized = (static_cast<double>(in[e]) - m[st]) / d[st];
+          out[e] = static_cast<T>(static_cast<double>(w[p]) * normalized +
+                                  static_cast<double>(b[p]));
+        }
+      });
   return KernelStatus::ok();
 }
 

@@ -11,6 +11,7 @@
 
 #include "CpuBackend.h"
 #include "Dtype.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -41,9 +42,10 @@ template <typename T> static bool replacesMaximum(T value, T current) {
 /// usual max_pool2d(x, K)): every window lies inside the input, so the
 /// loops need no clipping and the compiler unrolls the window.
 template <int K, typename T, typename Fn>
-static void forEachTiledArgmax(const PoolSizes &s, const T *x, Fn fn) {
+static void forEachTiledArgmax(const PoolSizes &s, const T *x, int64_t first,
+                               int64_t last, Fn fn) {
   int64_t inPlane = s.height * s.width;
-  for (int64_t plane = 0; plane < s.planes; ++plane) {
+  for (int64_t plane = first; plane < last; ++plane) {
     const T *in = x + plane * inPlane;
     for (int64_t i = 0; i < s.outHeight; ++i)
       for (int64_t j = 0; j < s.outWidth; ++j) {
@@ -59,19 +61,20 @@ static void forEachTiledArgmax(const PoolSizes &s, const T *x, Fn fn) {
   }
 }
 
-/// Calls `fn(plane, out, argmax)` for every output element (`plane`, `out`
-/// its index within the output plane) with `argmax` the index within the
-/// input plane of its window's maximum.
+/// Calls `fn(plane, out, argmax)` for every output element of the planes
+/// [first, last) (`out` its index within the output plane) with `argmax`
+/// the index within the input plane of its window's maximum.
 template <typename T, typename Fn>
-static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
+static void forEachArgmaxOf(const PoolSizes &s, const T *x, int64_t first,
+                            int64_t last, Fn fn) {
   bool tiled = s.padH == 0 && s.padW == 0 && s.kernelH == s.kernelW &&
                s.strideH == s.kernelH && s.strideW == s.kernelW;
   if (tiled && s.kernelH == 2)
-    return forEachTiledArgmax<2>(s, x, fn);
+    return forEachTiledArgmax<2>(s, x, first, last, fn);
   if (tiled && s.kernelH == 3)
-    return forEachTiledArgmax<3>(s, x, fn);
+    return forEachTiledArgmax<3>(s, x, first, last, fn);
   int64_t inPlane = s.height * s.width;
-  for (int64_t plane = 0; plane < s.planes; ++plane) {
+  for (int64_t plane = first; plane < last; ++plane) {
     const T *in = x + plane * inPlane;
     for (int64_t i = 0; i < s.outHeight; ++i)
       for (int64_t j = 0; j < s.outWidth; ++j) {
@@ -86,6 +89,21 @@ static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
         fn(plane, i * s.outWidth + j, best);
       }
   }
+}
+
+/// The planes a thread takes at least: about kElementGrain input elements.
+static int64_t planeGrain(const PoolSizes &s) {
+  return std::max<int64_t>(1, kElementGrain /
+                                  std::max<int64_t>(s.height * s.width, 1));
+}
+
+/// `forEachArgmaxOf` over all planes, split over the backend's threads (a
+/// plane's outputs and inputs belong to it alone).
+template <typename T, typename Fn>
+static void forEachArgmax(const PoolSizes &s, const T *x, Fn fn) {
+  parallelFor(s.planes, planeGrain(s), [&](int64_t first, int64_t last) {
+    forEachArgmaxOf(s, x, first, last, fn);
+  });
 }
 
 KernelStatus CpuBackend::maxPool2d(metart_dtype dtype, const PoolSizes &sizes,
@@ -113,11 +131,17 @@ KernelStatus CpuBackend::maxPool2dBackward(metart_dtype dtype,
     T *dx = static_cast<T *>(y);
     int64_t inPlane = sizes.height * sizes.width;
     int64_t outPlane = sizes.outHeight * sizes.outWidth;
-    std::fill(dx, dx + sizes.planes * inPlane, T(0));
-    forEachArgmax(sizes, static_cast<const T *>(x),
-                  [&](int64_t plane, int64_t o, int64_t argmax) {
-                    dx[plane * inPlane + argmax] += g[plane * outPlane + o];
-                  });
+    // Each plane zeroes its own part before adding into it.
+    const T *in = static_cast<const T *>(x);
+    parallelFor(
+        sizes.planes, planeGrain(sizes), [&](int64_t first, int64_t last) {
+          std::fill(dx + first * inPlane, dx + last * inPlane, T(0));
+          forEachArgmaxOf(sizes, in, first, last,
+                          [&](int64_t plane, int64_t o, int64_t argmax) {
+                            dx[plane * inPlane + argmax] +=
+                                g[plane * outPlane + o];
+                          });
+        });
   });
   return KernelStatus::ok();
 }

@@ -19,18 +19,19 @@ namespace metart::cpu {
 
 template <typename T>
 static void copyStridedOf(const StridedSpace<2> &space, const T *x, T *y) {
-  forEachRow(space,
-             [&](const int64_t *offset, int64_t length, const int64_t *stride) {
-               T *out = y + offset[0];
-               const T *in = x + offset[1];
-               if (stride[0] == 1 && stride[1] == 1)
-                 std::copy(in, in + length, out);
-               else if (stride[0] == 1 && stride[1] == 0)
-                 std::fill(out, out + length, *in);
-               else
-                 for (int64_t j = 0; j < length; ++j)
-                   out[j * stride[0]] = in[j * stride[1]];
-             });
+  forEachRowParallel(
+      space, 1u << 0,
+      [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+        T *out = y + offset[0];
+        const T *in = x + offset[1];
+        if (stride[0] == 1 && stride[1] == 1)
+          std::copy(in, in + length, out);
+        else if (stride[0] == 1 && stride[1] == 0)
+          std::fill(out, out + length, *in);
+        else
+          for (int64_t j = 0; j < length; ++j)
+            out[j * stride[0]] = in[j * stride[1]];
+      });
 }
 
 KernelStatus CpuBackend::copyStrided(metart_dtype dtype,
@@ -49,31 +50,35 @@ template <typename T>
 static void reduceSumOf(const StridedSpace<2> &space, int64_t resultCount,
                         double divisor, const T *x, double *sums, T *y) {
   std::fill(sums, sums + resultCount, 0.0);
-  forEachRow(space,
-             [&](const int64_t *offset, int64_t length, const int64_t *stride) {
-               const T *in = x + offset[0];
-               double *out = sums + offset[1];
-               if (stride[1] == 0) {
-                 // Four partial sums: the additions do not wait on each
-                 // other, so the loop runs at the adder's throughput.
-                 double partial[4] = {0, 0, 0, 0};
-                 int64_t j = 0;
-                 for (; j + 4 <= length; j += 4)
-                   for (int64_t k = 0; k < 4; ++k)
-                     partial[k] += static_cast<double>(in[(j + k) * stride[0]]);
-                 for (; j < length; ++j)
-                   partial[0] += static_cast<double>(in[j * stride[0]]);
-                 *out += (partial[0] + partial[1]) + (partial[2] + partial[3]);
-                 return;
-               }
-               if (stride[0] == 1 && stride[1] == 1) {
-                 for (int64_t j = 0; j < length; ++j)
-                   out[j] += static_cast<double>(in[j]);
-                 return;
-               }
-               for (int64_t j = 0; j < length; ++j)
-                 out[j * stride[1]] += static_cast<double>(in[j * stride[0]]);
-             });
+  // Rows of different sums may run on different threads; the rows of one
+  // sum stay on one thread, in order, so the result does not depend on the
+  // number of threads.
+  forEachRowParallel(
+      space, 1u << 1,
+      [&](const int64_t *offset, int64_t length, const int64_t *stride) {
+        const T *in = x + offset[0];
+        double *out = sums + offset[1];
+        if (stride[1] == 0) {
+          // Four partial sums: the additions do not wait on each
+          // other, so the loop runs at the adder's throughput.
+          double partial[4] = {0, 0, 0, 0};
+          int64_t j = 0;
+          for (; j + 4 <= length; j += 4)
+            for (int64_t k = 0; k < 4; ++k)
+              partial[k] += static_cast<double>(in[(j + k) * stride[0]]);
+          for (; j < length; ++j)
+            partial[0] += static_cast<double>(in[j * stride[0]]);
+          *out += (partial[0] + partial[1]) + (partial[2] + partial[3]);
+          return;
+        }
+        if (stride[0] == 1 && stride[1] == 1) {
+          for (int64_t j = 0; j < length; ++j)
+            out[j] += static_cast<double>(in[j]);
+          return;
+        }
+        for (int64_t j = 0; j < length; ++j)
+          out[j * stride[1]] += static_cast<double>(in[j * stride[0]]);
+      });
   for (int64_t i = 0; i < resultCount; ++i)
     y[i] = static_cast<T>(sums[i] / divisor);
 }

@@ -13,6 +13,8 @@
 #define METART_SRC_CPU_STRIDED_H
 
 #include "../KernelSizes.h"
+#include "Parallel.h"
+#include <algorithm>
 
 namespace metart::cpu {
 
@@ -79,6 +81,51 @@ void forEachRow(const StridedSpace<N> &original, Row &&row) {
     if (d < 0)
       return;
   }
+}
+
+/// `forEachRow`, with the rows split over the backend's threads when the
+/// space is large: along its outermost (coalesced) dimension, or along the
+/// row when the space is one row. Only where every operand in `written` (a
+/// mask of operand indices) has a non-zero stride, so that no two threads
+/// write the same element; otherwise the walk stays on one thread.
+template <int N, typename Row>
+void forEachRowParallel(const StridedSpace<N> &original, unsigned written,
+                        Row &&row) {
+  StridedSpace<N> space = coalesce(original);
+  int64_t total = 1;
+  for (int d = 0; d < space.rank; ++d)
+    total *= space.size[d];
+  bool splittable = space.rank > 0 && total >= 2 * kElementGrain;
+  for (int k = 0; k < N && splittable; ++k)
+    if (written & (1u << k))
+      splittable = space.stride[k][0] != 0;
+  if (!splittable)
+    return forEachRow(space, row);
+  if (space.rank == 1) {
+    parallelFor(space.size[0], kElementGrain, [&](int64_t begin, int64_t end) {
+      int64_t offset[N], stride[N];
+      for (int k = 0; k < N; ++k) {
+        stride[k] = space.stride[k][0];
+        offset[k] = begin * stride[k];
+      }
+      row(offset, end - begin, stride);
+    });
+    return;
+  }
+  int64_t perOuter = total / space.size[0];
+  int64_t grain =
+      std::max<int64_t>(1, kElementGrain / std::max<int64_t>(perOuter, 1));
+  parallelFor(space.size[0], grain, [&](int64_t begin, int64_t end) {
+    StridedSpace<N> part = space;
+    part.size[0] = end - begin;
+    forEachRow(part, [&](const int64_t *offset, int64_t length,
+                         const int64_t *stride) {
+      int64_t shifted[N];
+      for (int k = 0; k < N; ++k)
+        shifted[k] = offset[k] + begin * space.stride[k][0];
+      row(shifted, length, stride);
+    });
+  });
 }
 
 } // namespace metart::cpu

@@ -1,0 +1,165 @@
+//===- Parallel.cpp - loops split over the CPU backend's threads ----------===//
+//
+// One loop at a time: the caller publishes it (with a new generation number,
+// under a mutex), wakes the workers, and every thread takes chunks until
+// none is left; the caller then waits until the chunks taken are finished.
+// Workers sleep on a condition variable between loops. A chunk is claimed
+// from a counter that holds the generation in its high half, so a worker
+// that wakes late, holding an older loop's snapshot, claims nothing of a
+// newer loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <sched.h>
+#include <thread>
+#include <vector>
+
+using namespace metart::cpu;
+
+/// A positive integer from the environment variable `name`, or 0.
+static int positiveFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return 0;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == '\0' && value > 0 && value <= 4096 ? static_cast<int>(value)
+                                                    : 0;
+}
+
+static int chooseThreads() {
+  if (int n = positiveFromEnvironment("METART_NUM_THREADS"))
+    return n;
+  cpu_set_t set;
+  int cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                  ? CPU_COUNT(&set)
+                  : static_cast<int>(std::thread::hardware_concurrency());
+  int ranks = positiveFromEnvironment("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return std::max(1, cores / std::max(1, ranks));
+}
+
+namespace {
+
+class Pool {
+public:
+  explicit Pool(int threads) {
+    for (int i = 1; i < threads; ++i)
+      workers.emplace_back([this] { work(); });
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
+
+  int threads() const { return static_cast<int>(workers.size()) + 1; }
+
+  /// Runs the loop, or returns false when another loop is running.
+  bool run(int64_t n, int64_t grain, RangeFn fn, void *state) {
+    std::unique_lock<std::mutex> busy(running, std::try_to_lock);
+    if (!busy.owns_lock())
+      return false;
+    // A few chunks per thread balance uneven ranges without many handoffs.
+    int64_t chunks = std::min<int64_t>(n / grain, 4 * threads());
+    Loop snapshot;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++generation;
+      loop = {n, chunks, fn, state, generation};
+      next.store(generation << 32, std::memory_order_relaxed);
+      done.store(0, std::memory_order_relaxed);
+      snapshot = loop;
+    }
+    wake.notify_all();
+    takeChunks(snapshot);
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, [&] {
+      return done.load(std::memory_order_acquire) == snapshot.chunks;
+    });
+    return true;
+  }
+
+private:
+  struct Loop {
+    int64_t n = 0, chunks = 0;
+    RangeFn fn = nullptr;
+    void *state = nullptr;
+    uint64_t generation = 0;
+  };
+
+  /// Claims and runs chunks of the loop `l` until none is left or a newer
+  /// loop replaced it.
+  void takeChunks(const Loop &l) {
+    uint64_t claim = next.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((claim >> 32) != (l.generation & 0xFFFFFFFFu))
+        return;
+      int64_t c = static_cast<int64_t>(claim & 0xFFFFFFFFu);
+      if (c >= l.chunks)
+        return;
+      if (!next.compare_exchange_weak(claim, claim + 1,
+                                      std::memory_order_relaxed))
+        continue;
+      l.fn(l.state, l.n * c / l.chunks, l.n * (c + 1) / l.chunks);
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == l.chunks) {
+        std::lock_guard<std::mutex> lock(mutex);
+        finished.notify_one();
+      }
+      claim = next.load(std::memory_order_relaxed);
+    }
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      Loop snapshot;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || generation != seen; });
+        if (stopping)
+          return;
+        seen = generation;
+        snapshot = loop;
+      }
+      takeChunks(snapshot);
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex running; // held by the thread whose loop runs
+  std::mutex mutex;   // guards loop, generation, stopping
+  std::condition_variable wake, finished;
+  Loop loop;
+  uint64_t generation = 0;
+  bool stopping = false;
+  /// generation << 32 | the next chunk to claim.
+  std::atomic<uint64_t> next{0};
+  std::atomic<int64_t> done{0};
+};
+
+Pool &pool() {
+  static Pool instance(chooseThreads());
+  return instance;
+}
+
+} // namespace
+
+int metart::cpu::parallelThreads() { return pool().threads(); }
+
+void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
+                                    void *state) {
+  if (pool().threads() == 1 || !pool().run(n, grain, fn, state))
+    fn(state, 0, n);
+}
