@@ -461,6 +461,10 @@ struct MetaPartitionPass
                          "pipeline)");
         return signalPassFailure();
       }
+      // With the samples split, batch norm's statistics are local sums and
+      // an all-reduce, not a gather of every sample.
+      if (grid.getShape()[MeshAxis::Data] > 1)
+        decomposeBatchNorms(function);
       if (failed(FunctionPartitioner(function, grid).run()))
         return signalPassFailure();
     }

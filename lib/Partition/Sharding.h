@@ -5,6 +5,7 @@
 
 #include "metac/Partition/Mesh.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -72,6 +73,11 @@ OpPlan conv2dBackwardInputPlan(mlir::Operation *op, const RuleContext &ctx);
 OpPlan conv2dBackwardWeightPlan(mlir::Operation *op, const RuleContext &ctx);
 OpPlan pool2dPlan(mlir::Operation *op, const RuleContext &ctx);
 OpPlan batchNormPlan(mlir::Operation *op, const RuleContext &ctx);
+
+/// Replaces every batch norm of `function` that averages over some
+/// dimension by the reductions and elementwise ops it stands for
+/// (DecomposeNorms.cpp), so that split samples stay split.
+void decomposeBatchNorms(mlir::func::FuncOp function);
 
 /// The plan for `op` from its operands' shardings: a precise rule for the
 /// nn ops that have one, else every operand gathered and summed and the

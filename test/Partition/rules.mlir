@@ -63,9 +63,11 @@ func.func @gathers(%x: tensor<4x8x6xf32>) -> (tensor<4x48xf32>, tensor<4x8x6xf32
 
 // -----
 
-shard.grid @mesh(shape = 2x4x1x1)
+shard.grid @mesh(shape = 2x1x4x1)
 
 // Image ops keep their leading (task, sample) splits: each rank convolves,
+// (axis 2, the tensor axis, splits samples and channels here: with a data
+// axis, batch norm is first decomposed, below)
 // pools and normalises its own tasks. A convolution gathers its contracted
 // channels and slices per-task weights to its tasks; pooling keeps a
 // channel split; batch norm keeps the channel split but gathers a split
@@ -74,9 +76,9 @@ shard.grid @mesh(shape = 2x4x1x1)
 // CHECK-LABEL: func.func @spatial(
 // CHECK-SAME: %[[X:.*]]: tensor<2x8x2x10x10xf32>, %[[W:.*]]: tensor<4x3x8x3x3xf32>, %[[G:.*]]: tensor<2x2x3x10x10xf32>,
 func.func @spatial(%x: tensor<4x8x8x10x10xf32>, %w: tensor<4x3x8x3x3xf32>, %g: tensor<4x8x3x10x10xf32>, %gamma: tensor<4x8xf32>, %beta: tensor<4x8xf32>, %gamma3: tensor<4x3xf32>, %beta3: tensor<4x3xf32>) -> (tensor<4x8x3x10x10xf32>, tensor<4x8x8x5x5xf32>, tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32>, tensor<4x8x8x10x10xf32>, tensor<3x8x3x3xf32>, tensor<4x8x3x10x10xf32>) {
-  %s = shard.sharding @mesh split_axes = [[0], [], [1]] : !shard.sharding
+  %s = shard.sharding @mesh split_axes = [[0], [], [2]] : !shard.sharding
   %x1 = shard.shard %x to %s : tensor<4x8x8x10x10xf32>
-  // CHECK: %[[XC:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [1] gather_axis = 2 : tensor<2x8x2x10x10xf32> -> tensor<2x8x8x10x10xf32>
+  // CHECK: %[[XC:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [2] gather_axis = 2 : tensor<2x8x2x10x10xf32> -> tensor<2x8x8x10x10xf32>
   // CHECK-NEXT: %[[WT:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<4x3x8x3x3xf32> -> tensor<2x3x8x3x3xf32>
   // CHECK-NEXT: %[[C:.*]] = nn.conv2d %[[XC]], %[[WT]] {{.*}} : tensor<2x8x8x10x10xf32>, tensor<2x3x8x3x3xf32> -> tensor<2x8x3x10x10xf32>
   %c = nn.conv2d %x1, %w stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32> -> tensor<4x8x3x10x10xf32>
@@ -84,7 +86,7 @@ func.func @spatial(%x: tensor<4x8x8x10x10xf32>, %w: tensor<4x3x8x3x3xf32>, %g: t
   %p = nn.max_pool2d %x1 kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<4x8x8x10x10xf32> -> tensor<4x8x8x5x5xf32>
   // CHECK: %[[N:.*]] = nn.batch_norm %[[X]], %{{.*}}, %{{.*}} channel 2 reduce [1, 3, 4] {{.*}} : tensor<2x8x2x10x10xf32>, tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x8x2x10x10xf32>
   %n = nn.batch_norm %x1, %gamma, %beta channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<4x8x8x10x10xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8x8x10x10xf32>
-  %s2 = shard.sharding @mesh split_axes = [[0], [1]] : !shard.sharding
+  %s2 = shard.sharding @mesh split_axes = [[0], [2]] : !shard.sharding
   %g1 = shard.shard %g to %s2 : tensor<4x8x3x10x10xf32>
   // CHECK: %[[DW:.*]] = nn.conv2d_backward_weight %{{.*}}, %[[G]] {{.*}} : tensor<2x2x8x10x10xf32>, tensor<2x2x3x10x10xf32> -> tensor<2x3x8x3x3xf32>
   %dw = nn.conv2d_backward_weight %x1, %g1 stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x8x3x10x10xf32> -> tensor<4x3x8x3x3xf32>
@@ -92,11 +94,11 @@ func.func @spatial(%x: tensor<4x8x8x10x10xf32>, %w: tensor<4x3x8x3x3xf32>, %g: t
   %dx = nn.conv2d_backward_input %g1, %w stride [1, 1] padding [1, 1] : tensor<4x8x3x10x10xf32>, tensor<4x3x8x3x3xf32> -> tensor<4x8x8x10x10xf32>
   // CHECK-NEXT: %[[DS:.*]] = nn.conv2d_backward_weight %{{.*}}, %[[G]] {{.*}} -> tensor<3x8x3x3xf32>
   %ds = nn.conv2d_backward_weight %x1, %g1 stride [1, 1] padding [1, 1] : tensor<4x8x8x10x10xf32>, tensor<4x8x3x10x10xf32> -> tensor<3x8x3x3xf32>
-  // CHECK-NEXT: %[[GS:.*]] = shard.all_gather %[[G]] on @mesh grid_axes = [1] gather_axis = 1 : tensor<2x2x3x10x10xf32> -> tensor<2x8x3x10x10xf32>
+  // CHECK-NEXT: %[[GS:.*]] = shard.all_gather %[[G]] on @mesh grid_axes = [2] gather_axis = 1 : tensor<2x2x3x10x10xf32> -> tensor<2x8x3x10x10xf32>
   // CHECK: nn.batch_norm %[[GS]], {{.*}} : tensor<2x8x3x10x10xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x8x3x10x10xf32>
   %ng = nn.batch_norm %g1, %gamma3, %beta3 channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<4x8x3x10x10xf32>, tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x8x3x10x10xf32>
-  // CHECK: shard.all_reduce %[[DW]] on @mesh grid_axes = [1]
-  // CHECK: shard.all_reduce %[[DS]] on @mesh grid_axes = [0, 1]
+  // CHECK: shard.all_reduce %[[DW]] on @mesh grid_axes = [2]
+  // CHECK: shard.all_reduce %[[DS]] on @mesh grid_axes = [0, 2]
   return %c, %p, %n, %dw, %dx, %ds, %ng : tensor<4x8x3x10x10xf32>, tensor<4x8x8x5x5xf32>, tensor<4x8x8x10x10xf32>, tensor<4x3x8x3x3xf32>, tensor<4x8x8x10x10xf32>, tensor<3x8x3x3xf32>, tensor<4x8x3x10x10xf32>
 }
 
@@ -118,4 +120,30 @@ func.func @slices(%w: tensor<5x3xf32>, %x: tensor<4x8x3xf32>) -> tensor<4x8x5xf3
   // CHECK-NOT: shard.all_slice
   // CHECK: shard.all_gather
   return %y : tensor<4x8x5xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x2x1x1)
+
+// With a data axis, batch norm is decomposed before partitioning: its
+// statistics are local means completed by all-reduces of [tasks, channels],
+// and the samples stay split (gathered only for the replicated return).
+// CHECK-LABEL: func.func @data_parallel_batch_norm(
+// CHECK-SAME: %[[X:.*]]: tensor<3x4x5x6x6xf32>
+func.func @data_parallel_batch_norm(%x: tensor<3x8x5x6x6xf32>, %gamma: tensor<3x5xf32>, %beta: tensor<3x5xf32>) -> tensor<3x8x5x6x6xf32> {
+  %s = shard.sharding @mesh split_axes = [[], [1]] : !shard.sharding
+  %x1 = shard.shard %x to %s : tensor<3x8x5x6x6xf32>
+  // CHECK-NOT: shard.all_gather
+  // CHECK-NOT: nn.batch_norm
+  // CHECK: %[[M:.*]] = nn.reduce_mean %[[X]] dims [1, 3, 4] : tensor<3x4x5x6x6xf32> -> tensor<3x5xf32>
+  // CHECK: shard.all_reduce %{{.*}} on @mesh grid_axes = [1] : tensor<3x5xf32>
+  // CHECK: nn.reduce_mean %{{.*}} dims [1, 3, 4] : tensor<3x4x5x6x6xf32> -> tensor<3x5xf32>
+  // CHECK: shard.all_reduce %{{.*}} on @mesh grid_axes = [1] : tensor<3x5xf32>
+  // CHECK: nn.rsqrt
+  // CHECK-NOT: shard.all_gather
+  // CHECK: nn.add %{{.*}} : tensor<3x4x5x6x6xf32>
+  // CHECK-NEXT: shard.all_gather %{{.*}} gather_axis = 1 : tensor<3x4x5x6x6xf32> -> tensor<3x8x5x6x6xf32>
+  %n = nn.batch_norm %x1, %gamma, %beta channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<3x8x5x6x6xf32>, tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x8x5x6x6xf32>
+  return %n : tensor<3x8x5x6x6xf32>
 }
