@@ -7,7 +7,10 @@
 #   bench/fashion_mnist_accuracy.sh ALGORITHM [OUTPUT_DIR]
 # MAML takes about 25 min (metac) + 15 min (PyTorch) on two cores,
 # ProtoNets about 20 + 5. Figures and logs stay in OUTPUT_DIR (default
-# bench/results/fashion_mnist).
+# bench/results/fashion_mnist). One run per side compares two training
+# runs, and the interval covers only the evaluation tasks:
+# bench/fashion_mnist_seeds.sh repeats both over several seeds and compares
+# the procedures.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
