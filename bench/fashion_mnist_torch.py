@@ -213,15 +213,13 @@ def load_params(path, params):
             param.copy_(values.reshape(param.shape))
 
 
-def save_params(path, params):
-    """The parameters as a safetensors file with metac's names (f32 or f64 as
-    trained), for `metac run --init-params`."""
-    names = param_names()
-    tags = {torch.float32: "F32", torch.float64: "F64"}
+def write_safetensors(path, tensors):
+    """`tensors` [(name, tensor)] as a safetensors file (F32, F64 or I64)."""
+    tags = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
     header, blobs, offset = {}, [], 0
-    for name, param in zip(names, params):
-        blob = param.detach().contiguous().numpy().tobytes()
-        header[name] = {"dtype": tags[param.dtype], "shape": list(param.shape),
+    for name, tensor in tensors:
+        blob = tensor.detach().contiguous().numpy().tobytes()
+        header[name] = {"dtype": tags[tensor.dtype], "shape": list(tensor.shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
@@ -229,6 +227,22 @@ def save_params(path, params):
     text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
         f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
+def dump_episodes(path, sampler, count):
+    """The next `count` tasks of `sampler` as an episodes file for metac
+    (`support.x`, `support.y`, `query.x`, `query.y` with a leading task
+    axis): metac evaluates the same tasks in the same order."""
+    tasks = [sampler.sample() for _ in range(count)]
+    write_safetensors(path, [(name, torch.stack([t[i] for t in tasks]))
+                             for i, name in enumerate(
+                                 ["support.x", "support.y", "query.x", "query.y"])])
+
+
+def save_params(path, params):
+    """The parameters as a safetensors file with metac's names (f32 or f64 as
+    trained), for `metac run --init-params`."""
+    write_safetensors(path, list(zip(param_names(), params)))
 
 
 def forward(params, x):
@@ -382,6 +396,9 @@ def parse_args():
                         "names, e.g. from `metac run --save-params`)")
     p.add_argument("--save-params", metavar="FILE",
                    help="write the trained parameters (safetensors, metac's names)")
+    p.add_argument("--dump-eval-episodes", metavar="FILE",
+                   help="also write the evaluation tasks as a metac episodes "
+                        "file (the same tasks the evaluation then uses)")
     p.add_argument("--time-only", type=int, metavar="N", default=None,
                    help="time N meta-iterations (after 5 warm-up ones), task "
                         "sampling included; print 'torch ms/iteration X peak_rss_mb Y'")
@@ -481,6 +498,11 @@ def main():
 
     if args.save_params:
         save_params(args.save_params, params)
+    if args.dump_eval_episodes:
+        dump_episodes(args.dump_eval_episodes, TaskSampler(
+            eval_split, args.test_classes, args.test_ways, args.test_shots,
+            args.test_query, args.dtype,
+            torch.Generator().manual_seed(args.seed + 1000003)), args.eval_tasks)
     eval_begin = time.perf_counter()
     results = evaluate(params, eval_tasks, args)
     eval_s = time.perf_counter() - eval_begin
