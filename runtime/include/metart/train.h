@@ -223,7 +223,7 @@ metart_status metart_run(const metart_program_desc *program,
 /** `main` of a compiled executable: parses the options `metac run` takes
  *  (--iterations, --seed, --init-params, --save-params, --checkpoint-every,
  *  --checkpoint-dir, --resume, --metrics, --backend, --memory-limit,
- *  --quiet, --help) and runs; returns the process exit code. */
+ *  --quiet, --profile, --help) and runs; returns the process exit code. */
 int metart_main(int argc, char **argv, const metart_program_desc *program);
 
 #ifdef __cplusplus
