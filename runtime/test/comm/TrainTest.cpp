@@ -132,7 +132,8 @@ TEST(TrainOnMesh, EachRankGetsItsSliceOfTheSingleProcessBatch) {
   ASSERT_EQ(metart_tasks_create_sinusoid(&config, 7, &observed.reference),
             METART_OK);
   int64_t shape[1] = {1};
-  metart_param_spec param = {"w", METART_F64, 1, shape, METART_INIT_ZEROS, 1, 0.0};
+  metart_param_spec param = {"w", METART_F64, 1, shape, METART_INIT_ZEROS,
+                             1,   0.0};
   metart_eval_spec eval = {1, evaluate, evalTasks, 8, 0};
   metart_program program = {};
   program.name = "sharding";
