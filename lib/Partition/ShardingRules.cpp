@@ -44,12 +44,6 @@ namespace {
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
-int join(int a, int b) { return joinAxes(a, b); }
-
-void dedupe(MutableArrayRef<int> dims, unsigned taken = 0) {
-  dedupeAxes(dims, taken);
-}
-
 double meanScale(ArrayRef<int> reducedAxes, ArrayRef<int64_t> meshSizes) {
   double scale = 1.0;
   for (int axis : reducedAxes)
@@ -88,8 +82,8 @@ OpPlan binaryPlan(Operation *op, const RuleContext &ctx) {
   const Sharding &r = ctx.shardingOf(op->getOperand(1));
   SmallVector<int> dims;
   for (auto [a, b] : llvm::zip(l.dims, r.dims))
-    dims.push_back(join(a, b));
-  dedupe(dims);
+    dims.push_back(joinAxes(a, b));
+  dedupeAxes(dims);
   unsigned split = splitMask(dims);
   bool keepL = false, keepR = false;
   unsigned partial = 0;
@@ -136,8 +130,8 @@ OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
   SmallVector<int> tx = x.dims, tw = w.dims;
   int64_t nx = tx.size(), np = tw.size() - 2;
   for (int64_t i = 0; i < np; ++i)
-    tx[i] = tw[i] = join(tx[i], tw[i]);
-  dedupe(MutableArrayRef<int>(tx).drop_back());
+    tx[i] = tw[i] = joinAxes(tx[i], tw[i]);
+  dedupeAxes(MutableArrayRef<int>(tx).drop_back());
   for (int64_t i = 0; i < np; ++i)
     tw[i] = tx[i];
   int &xin = tx[nx - 1], &win = tw[np + 1];
@@ -174,8 +168,8 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   SmallVector<int> tl = l.dims, tr = r.dims;
   int64_t nb = tl.size() - 2;
   for (int64_t i = 0; i < nb; ++i)
-    tl[i] = tr[i] = join(tl[i], tr[i]);
-  dedupe(MutableArrayRef<int>(tl).take_front(nb));
+    tl[i] = tr[i] = joinAxes(tl[i], tr[i]);
+  dedupeAxes(MutableArrayRef<int>(tl).take_front(nb));
   for (int64_t i = 0; i < nb; ++i)
     tr[i] = tl[i];
   bool tlhs = op.getTransposeLhs(), trhs = op.getTransposeRhs();
@@ -183,7 +177,7 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   int &rk = tr[trhs ? nb + 1 : nb], &rn = tr[trhs ? nb : nb + 1];
   unsigned batchAxes = splitMask(ArrayRef<int>(tl).take_front(nb));
   // A contraction split on one side only is sliced on the other (free).
-  int k = join(lk, rk);
+  int k = joinAxes(lk, rk);
   if ((lk != kReplicated && rk != kReplicated && lk != rk) ||
       (k != kReplicated && (batchAxes & (1u << k))))
     k = kReplicated;
@@ -312,8 +306,8 @@ OpPlan lossPlan(Operation *op, int64_t batchRank, int64_t jointRank,
   const Sharding &b = ctx.shardingOf(op->getOperand(1));
   SmallVector<int> joint;
   for (int64_t d = 0; d < jointRank; ++d)
-    joint.push_back(join(a.dims[d], b.dims[d]));
-  dedupe(joint);
+    joint.push_back(joinAxes(a.dims[d], b.dims[d]));
+  dedupeAxes(joint);
   SmallVector<int> ta = joint, tb = joint;
   // Class scores (cross-entropy's last dimension) stay whole.
   for (int64_t d = jointRank; d < static_cast<int64_t>(a.dims.size()); ++d)
@@ -376,8 +370,8 @@ OpPlan embeddingBackwardPlan(nn::EmbeddingBackwardOp op,
   const Sharding &grad = ctx.shardingOf(op.getGrad());
   SmallVector<int> positions;
   for (auto [a, b] : llvm::zip(ids.dims, grad.dims))
-    positions.push_back(join(a, b));
-  dedupe(positions);
+    positions.push_back(joinAxes(a, b));
+  dedupeAxes(positions);
   SmallVector<int> gradDims = positions;
   gradDims.push_back(kReplicated);
   int64_t leading = cast<RankedTensorType>(op.getType()).getRank() - 2;

@@ -38,12 +38,12 @@ except ImportError as error:
 SIZE, BLOCKS, TASKS, ITERATIONS, LR = 8, 2, 3, 4, 0.01
 BN_EPS = 1e-5
 
-# name, algorithm (spec text), filters, head outputs, ways, shots, query
-# samples per task
+# name, MAML (steps, inner rate, order) or None for ProtoNets, filters,
+# head outputs, ways, shots, query samples per task
 CONFIGS = [
-    ("protonet_3way", "protonet", 4, 5, 3, 2, 6),
-    ("maml2_3way", "maml { steps = 2, inner_lr = 0.1, order = 2 }", 3, 3, 3, 1, 6),
-    ("maml1_2way", "maml { steps = 3, inner_lr = 0.2, order = 1 }", 5, 2, 2, 2, 4),
+    ("protonet_3way", None, 4, 5, 3, 2, 6),
+    ("maml2_3way", (2, 0.1, 2), 3, 3, 3, 1, 6),
+    ("maml1_2way", (3, 0.2, 1), 5, 2, 2, 2, 4),
 ]
 
 
@@ -72,14 +72,10 @@ def maml_loss(params, sx, sy, qx, qy, steps, inner_lr, order):
     return F.cross_entropy(forward(fast, qx), qy)
 
 
-def parse_maml(text):
-    fields = dict(item.split("=") for item in
-                  text[text.index("{") + 1:text.index("}")].replace(" ", "").split(","))
-    return int(fields["steps"]), float(fields["inner_lr"]), int(fields["order"])
-
-
 def run_config(metac, directory, config, seed):
-    name, algorithm, filters, head, ways, shots, queries = config
+    name, maml, filters, head, ways, shots, queries = config
+    algorithm = ("protonet" if maml is None else
+                 "maml {{ steps = {}, inner_lr = {}, order = {} }}".format(*maml))
     generator = torch.Generator().manual_seed(seed)
     rand = lambda *shape: torch.rand(*shape, generator=generator, dtype=torch.float64)
 
@@ -140,11 +136,11 @@ def run_config(metac, directory, config, seed):
     for _ in range(ITERATIONS):
         total = 0
         for t in range(TASKS):
-            if algorithm == "protonet":
+            if maml is None:
                 total = total + protonet_loss(params, sx[t], sy[t], qx[t], qy[t], ways)
             else:
                 total = total + maml_loss(params, sx[t], sy[t], qx[t], qy[t],
-                                          *parse_maml(algorithm))
+                                          *maml)
         optimizer.zero_grad()
         (total / TASKS).backward()
         optimizer.step()
@@ -156,7 +152,7 @@ def run_config(metac, directory, config, seed):
     # implementation: they must stay within NOISE of their start on both
     # sides instead of agreeing relatively.
     gradient_free = {f"conv2d0.{block}.bias" for block in range(BLOCKS)}
-    if algorithm == "protonet":
+    if maml is None:
         gradient_free.add("head.bias")
     noise = 1e-6 * LR * ITERATIONS
     worst, moved, drift = 0.0, 0.0, 0.0
