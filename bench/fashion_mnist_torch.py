@@ -157,6 +157,90 @@ class TaskSampler:
         return [self.sample() for _ in range(tasks)]
 
 
+MASK64 = (1 << 64) - 1
+GOLDEN_GAMMA = 0x9E3779B97F4A7C15
+
+
+def mix64(z):
+    """splitmix64's finalizer, as runtime/src/data/Random.h."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def hash_words(words):
+    state = 0
+    for word in words:
+        state = mix64(state ^ mix64((word + GOLDEN_GAMMA) & MASK64))
+    return state
+
+
+class SplitMix64:
+    def __init__(self, state):
+        self.state = state
+
+    def next(self):
+        self.state = (self.state + GOLDEN_GAMMA) & MASK64
+        return mix64(self.state)
+
+    def below(self, n):
+        """Lemire's unbiased integer in [0, n), as metac's SplitMix64::below."""
+        threshold = ((1 << 64) - n) % n
+        product = self.next() * n
+        while product & MASK64 < threshold:
+            product = self.next() * n
+        return product >> 64
+
+
+class MetacTaskStream:
+    """metac's own draw (runtime/src/data/Classification.cpp), task for task:
+    task i of draw t of split s comes from streams hashed from (seed, s, t,
+    i, ...), so `--task-stream metac --seed S` trains on exactly the tasks
+    `metac run --seed S` trains on, and evaluates on its evaluation tasks.
+    Training draws are t = 0, 1, ... (one per meta-iteration); evaluation
+    tasks are indices 0, 1, ... of draw 0 of the evaluation split."""
+
+    def __init__(self, split, classes, ways, shots, query, dtype, seed, split_id):
+        self.split, self.classes = split, list(classes)
+        self.ways, self.shots, self.query = ways, shots, query
+        self.dtype, self.seed, self.split_id = dtype, seed, split_id
+        self.draw, self.index = 0, 0
+
+    def task(self, draw, index):
+        stream = lambda s: SplitMix64(hash_words(
+            [self.seed & MASK64, self.split_id, draw, index, s]))
+        classes = list(self.classes)
+        random = stream(0)
+        for c in range(self.ways):
+            j = c + random.below(len(classes) - c)
+            classes[c], classes[j] = classes[j], classes[c]
+        support, query = [], []
+        for c in range(self.ways):
+            images = self.split.by_class[classes[c]]
+            random, moved, picks = stream(1 + c), {}, []
+            for i in range(self.shots + self.query):
+                j = i + random.below(len(images) - i)
+                picks.append(moved.get(j, j))
+                moved[j] = moved.get(i, i)
+            chosen = images[torch.tensor(picks)]
+            support.append(chosen[:self.shots])
+            query.append(chosen[self.shots:])
+        to_float = lambda xs: (torch.cat(xs).double() / 255.0).to(self.dtype)
+        labels = torch.arange(self.ways)
+        return (to_float(support), labels.repeat_interleave(self.shots),
+                to_float(query), labels.repeat_interleave(self.query))
+
+    def sample(self):
+        """The next evaluation task (consecutive indices of draw 0)."""
+        self.index += 1
+        return self.task(0, self.index - 1)
+
+    def batch(self, tasks):
+        """The next meta-batch: draw t's tasks 0..tasks-1."""
+        self.draw += 1
+        return [self.task(self.draw - 1, i) for i in range(tasks)]
+
+
 # ---------------------------------------------------------------- model
 
 
@@ -399,6 +483,10 @@ def parse_args():
     p.add_argument("--dump-eval-episodes", metavar="FILE",
                    help="also write the evaluation tasks as a metac episodes "
                         "file (the same tasks the evaluation then uses)")
+    p.add_argument("--task-stream", choices=["torch", "metac"], default="torch",
+                   help="draw tasks from torch's generator (default) or exactly "
+                        "as `metac run --seed S` does (with --init-params from "
+                        "metac, both sides then see the same start and tasks)")
     p.add_argument("--time-only", type=int, metavar="N", default=None,
                    help="time N meta-iterations (after 5 warm-up ones), task "
                         "sampling included; print 'torch ms/iteration X peak_rss_mb Y'")
@@ -457,12 +545,19 @@ def main():
     train_split = Split(args.data_dir, "train")
     eval_split = train_split if args.eval_split == "train" else Split(args.data_dir, "t10k")
     load_s = time.perf_counter() - load_begin
-    train_tasks = TaskSampler(train_split, args.train_classes, args.ways, args.shots,
-                              args.query, args.dtype, generator)
-    # A generator of its own: the evaluation tasks do not depend on training.
-    eval_tasks = TaskSampler(eval_split, args.test_classes, args.test_ways,
-                             args.test_shots, args.test_query, args.dtype,
-                             torch.Generator().manual_seed(args.seed + 1000003))
+    if args.task_stream == "metac":
+        train_tasks = MetacTaskStream(train_split, args.train_classes, args.ways,
+                                      args.shots, args.query, args.dtype, args.seed, 0)
+        eval_tasks = MetacTaskStream(eval_split, args.test_classes, args.test_ways,
+                                     args.test_shots, args.test_query, args.dtype,
+                                     args.seed, 1)
+    else:
+        train_tasks = TaskSampler(train_split, args.train_classes, args.ways,
+                                  args.shots, args.query, args.dtype, generator)
+        # A generator of its own: the evaluation tasks do not depend on training.
+        eval_tasks = TaskSampler(eval_split, args.test_classes, args.test_ways,
+                                 args.test_shots, args.test_query, args.dtype,
+                                 torch.Generator().manual_seed(args.seed + 1000003))
 
     describe = (f"{args.algorithm}" + (f" order {args.order}, {args.steps} steps of "
                                         f"{args.inner_lr}" if args.algorithm == "maml" else "")

@@ -11,6 +11,7 @@
 #define METART_SRC_CPU_CPUBACKEND_H
 
 #include "../Backend.h"
+#include "Parallel.h"
 
 namespace metart::cpu {
 
@@ -35,6 +36,10 @@ private:
 /// The CPU backend.
 class CpuBackend final : public Backend {
 public:
+  /// Starts the thread pool now, so that its size (and a warning about a
+  /// bad METART_NUM_THREADS) is settled when the context is created.
+  CpuBackend() { parallelThreads(); }
+
   void *allocate(size_t bytes) override;
   void deallocate(void *data) override;
   KernelStatus copy(void *destination, const void *source, size_t bytes,

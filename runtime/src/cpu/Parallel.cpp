@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <sched.h>
@@ -23,15 +25,23 @@
 
 using namespace metart::cpu;
 
-/// A positive integer from the environment variable `name`, or 0.
+/// A positive integer from the environment variable `name`, or 0 when it is
+/// unset. A value that is not one is ignored with a warning, so that a typo
+/// does not silently change the thread count.
 static int positiveFromEnvironment(const char *name) {
   const char *text = std::getenv(name);
   if (!text || !*text)
     return 0;
   char *end = nullptr;
+  errno = 0;
   long value = std::strtol(text, &end, 10);
-  return *end == '\0' && value > 0 && value <= 4096 ? static_cast<int>(value)
-                                                    : 0;
+  if (*end == '\0' && errno == 0 && value > 0 && value <= 4096)
+    return static_cast<int>(value);
+  std::fprintf(stderr,
+               "metart: warning: ignoring %s='%s' (expected an integer from 1 "
+               "to 4096)\n",
+               name, text);
+  return 0;
 }
 
 static int chooseThreads() {
