@@ -6,7 +6,12 @@
 # one run's confidence interval covers only the evaluation tasks, not the
 # spread between training runs, so a match is judged on the seed means
 # (bench/compare_accuracy.py --seeds).
-#   bench/fashion_mnist_seeds.sh ALGORITHM OUTPUT_DIR SEED...
+#   bench/fashion_mnist_seeds.sh [--same-start] ALGORITHM OUTPUT_DIR SEED...
+# With --same-start the reference is trained identically to metac, not just
+# alike: from metac's initial parameters for the seed (`metac run
+# --iterations 0 --save-params`) on metac's own task stream
+# (fashion_mnist_torch.py --task-stream metac), evaluated on metac's
+# evaluation tasks; what remains different is the arithmetic.
 # Runs one job at a time (each uses every core). On two cores a ProtoNets
 # seed takes about 12 min (metac) + 5 min (PyTorch), a MAML seed about
 # 18 + 11 min. Finished runs are kept: rerunning skips seeds whose results
@@ -14,7 +19,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
-usage="usage: bench/fashion_mnist_seeds.sh maml|protonet OUTPUT_DIR SEED..."
+usage="usage: bench/fashion_mnist_seeds.sh [--same-start] maml|protonet OUTPUT_DIR SEED..."
+same_start=
+if [ "${1:-}" = --same-start ]; then
+  same_start=1
+  shift
+fi
 algorithm=${1:?$usage}
 out=${2:?$usage}
 shift 2
@@ -42,19 +52,28 @@ for seed in "$@"; do
       >"metac_${algorithm}_$seed.txt"
     mv "metac_${algorithm}_$seed.jsonl.part" "metac_${algorithm}_$seed.jsonl"
   fi
-  if [ ! -s "torch_${algorithm}_$seed.json" ]; then
+  reference=torch${same_start:+_same}_${algorithm}_$seed
+  if [ ! -s "$reference.json" ]; then
+    start=()
+    if [ -n "$same_start" ]; then
+      "$metac" run "$root/examples/${algorithm}_fashion_mnist.meta" --quiet \
+        --seed "$seed" --iterations 0 \
+        --save-params "metac_${algorithm}_${seed}_start.safetensors" >/dev/null
+      start=(--task-stream metac
+        --init-params "metac_${algorithm}_${seed}_start.safetensors")
+    fi
     /usr/bin/python3 "$root/bench/fashion_mnist_torch.py" --algorithm "$algorithm" \
-      --seed "$seed" --threads "$(nproc)" \
-      --save-params "torch_${algorithm}_$seed.safetensors" \
-      --json "torch_${algorithm}_$seed.json.part" >"torch_${algorithm}_$seed.txt"
-    mv "torch_${algorithm}_$seed.json.part" "torch_${algorithm}_$seed.json"
+      --seed "$seed" --threads "$(nproc)" "${start[@]}" \
+      --save-params "$reference.safetensors" \
+      --json "$reference.json.part" >"$reference.txt"
+    mv "$reference.json.part" "$reference.json"
   fi
-  tail -n 1 "metac_${algorithm}_$seed.txt" "torch_${algorithm}_$seed.txt"
+  tail -n 1 "metac_${algorithm}_$seed.txt" "$reference.txt"
 done
 metac_runs=() torch_runs=()
 for seed in "$@"; do
   metac_runs+=("metac_${algorithm}_$seed.jsonl")
-  torch_runs+=("torch_${algorithm}_$seed.json")
+  torch_runs+=("torch${same_start:+_same}_${algorithm}_$seed.json")
 done
 /usr/bin/python3 "$root/bench/compare_accuracy.py" --seeds \
   --metac "${metac_runs[@]}" --torch "${torch_runs[@]}"
