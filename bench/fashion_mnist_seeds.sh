@@ -12,6 +12,9 @@
 # --iterations 0 --save-params`) on metac's own task stream
 # (fashion_mnist_torch.py --task-stream metac), evaluated on metac's
 # evaluation tasks; what remains different is the arithmetic.
+# TORCH_THREADS sets the reference's thread count (default: every core);
+# PyTorch 1.13 trains the MAML ConvNet worse on two threads than on one
+# (docs/results.md).
 # Runs one job at a time (each uses every core). On two cores a ProtoNets
 # seed takes about 12 min (metac) + 5 min (PyTorch), a MAML seed about
 # 18 + 11 min. Finished runs are kept: rerunning skips seeds whose results
@@ -63,7 +66,7 @@ for seed in "$@"; do
         --init-params "metac_${algorithm}_${seed}_start.safetensors")
     fi
     /usr/bin/python3 "$root/bench/fashion_mnist_torch.py" --algorithm "$algorithm" \
-      --seed "$seed" --threads "$(nproc)" "${start[@]}" \
+      --seed "$seed" --threads "${TORCH_THREADS:-$(nproc)}" "${start[@]}" \
       --save-params "$reference.safetensors" \
       --json "$reference.json.part" >"$reference.txt"
     mv "$reference.json.part" "$reference.json"
