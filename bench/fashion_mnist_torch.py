@@ -529,6 +529,19 @@ def time_only(args):
                        "torch": torch.__version__}, f, indent=2)
 
 
+def eval_sampler(split, args):
+    """A fresh sampler of the evaluation tasks: metac's (split 1 of its
+    draw) or, by default, one with a generator of its own, so that the
+    evaluation tasks do not depend on training."""
+    if args.task_stream == "metac":
+        return MetacTaskStream(split, args.test_classes, args.test_ways,
+                               args.test_shots, args.test_query, args.dtype,
+                               args.seed, 1)
+    return TaskSampler(split, args.test_classes, args.test_ways, args.test_shots,
+                       args.test_query, args.dtype,
+                       torch.Generator().manual_seed(args.seed + 1000003))
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -548,16 +561,10 @@ def main():
     if args.task_stream == "metac":
         train_tasks = MetacTaskStream(train_split, args.train_classes, args.ways,
                                       args.shots, args.query, args.dtype, args.seed, 0)
-        eval_tasks = MetacTaskStream(eval_split, args.test_classes, args.test_ways,
-                                     args.test_shots, args.test_query, args.dtype,
-                                     args.seed, 1)
     else:
         train_tasks = TaskSampler(train_split, args.train_classes, args.ways,
                                   args.shots, args.query, args.dtype, generator)
-        # A generator of its own: the evaluation tasks do not depend on training.
-        eval_tasks = TaskSampler(eval_split, args.test_classes, args.test_ways,
-                                 args.test_shots, args.test_query, args.dtype,
-                                 torch.Generator().manual_seed(args.seed + 1000003))
+    eval_tasks = eval_sampler(eval_split, args)
 
     describe = (f"{args.algorithm}" + (f" order {args.order}, {args.steps} steps of "
                                         f"{args.inner_lr}" if args.algorithm == "maml" else "")
@@ -594,10 +601,8 @@ def main():
     if args.save_params:
         save_params(args.save_params, params)
     if args.dump_eval_episodes:
-        dump_episodes(args.dump_eval_episodes, TaskSampler(
-            eval_split, args.test_classes, args.test_ways, args.test_shots,
-            args.test_query, args.dtype,
-            torch.Generator().manual_seed(args.seed + 1000003)), args.eval_tasks)
+        dump_episodes(args.dump_eval_episodes, eval_sampler(eval_split, args),
+                      args.eval_tasks)
     eval_begin = time.perf_counter()
     results = evaluate(params, eval_tasks, args)
     eval_s = time.perf_counter() - eval_begin
