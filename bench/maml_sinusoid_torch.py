@@ -97,7 +97,8 @@ def meta_step(params, optimizer, batch, batched):
 def evaluate(params, generator, count, steps):
     losses = []
     while len(losses) < count:
-        sx, sy, qx, qy = sample(generator, META_BATCH)
+        sx, sy, qx, qy = [t.to(params[0].device)
+                          for t in sample(generator, META_BATCH)]
         with torch.enable_grad():
             fast = adapt(params, sx, sy, steps, create_graph=False)
         losses.extend(task_losses(fast, qx, qy).detach().tolist())
@@ -114,17 +115,22 @@ def main():
     parser.add_argument("--batched", action="store_true",
                         help="batch the tasks with bmm instead of looping "
                              "over them")
+    parser.add_argument("--device", default="cpu",
+                        help="where the meta-iterations run (cpu, cuda); "
+                             "tasks are drawn on the CPU as before, then moved")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch.set_num_threads (0: PyTorch's default)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     generator = torch.Generator().manual_seed(args.seed)
-    params = init_params(generator)
+    device = torch.device(args.device)
+    params = [p.detach().to(device).requires_grad_()
+              for p in init_params(generator)]
     optimizer = torch.optim.Adam(params, lr=1e-3)
     times = []
     for iteration in range(1, args.iterations + 1):
-        batch = sample(generator, META_BATCH)
+        batch = [t.to(device) for t in sample(generator, META_BATCH)]
         begin = time.perf_counter()
         loss = meta_step(params, optimizer, batch, args.batched)
         times.append(time.perf_counter() - begin)
@@ -135,7 +141,7 @@ def main():
     print(f"pytorch ({variant}): {args.iterations} meta-iterations, "
           f"{per_iteration * 1e3:.3f} ms/iteration, "
           f"{META_BATCH / per_iteration:.0f} tasks/s, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads")
+          f"{torch.get_num_threads()} threads, device {device}")
     eval_generator = torch.Generator().manual_seed(args.seed + 1000003)
     for steps in (1, 10):
         mean, ci = evaluate(params, eval_generator, args.eval_tasks, steps)

@@ -10,6 +10,7 @@ using namespace metac;
 llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
   static const RuntimeSymbol symbols[] = {
       {"metart_adam_update", reinterpret_cast<void *>(&metart_adam_update)},
+      {"metart_increment", reinterpret_cast<void *>(&metart_increment)},
       {"metart_all_gather", reinterpret_cast<void *>(&metart_all_gather)},
       {"metart_all_reduce", reinterpret_cast<void *>(&metart_all_reduce)},
       {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},

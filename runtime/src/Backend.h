@@ -143,6 +143,8 @@ public:
   virtual KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
                                  const void *grad, void *momentumBuffer,
                                  const SgdOptions &options) = 0;
+  /// Adds one to the i64 at `counter` (the optimizer's step count).
+  virtual KernelStatus increment(int64_t *counter) = 0;
   virtual KernelStatus adamUpdate(metart_dtype dtype, int64_t count,
                                   void *param, const void *grad, void *expAvg,
                                   void *expAvgSq,

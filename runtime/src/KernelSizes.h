@@ -96,9 +96,11 @@ struct SgdOptions {
   double lr, momentum, weightDecay;
 };
 
-/// Hyperparameters of `metart_adam_update`.
+/// Hyperparameters of `metart_adam_update`. The step number lives in the
+/// backend's memory (so that a recorded step replays with the current
+/// count).
 struct AdamOptions {
-  int64_t step;
+  const int64_t *step;
   double lr, beta1, beta2, eps, weightDecay;
   bool decoupled;
 };

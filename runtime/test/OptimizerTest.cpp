@@ -47,6 +47,26 @@ private:
   metart_tensor view;
 };
 
+/// A step count: an i64 scalar tensor.
+class StepCount {
+public:
+  explicit StepCount(int64_t value) : value(value) {}
+  StepCount(const StepCount &) = delete;
+  StepCount &operator=(const StepCount &) = delete;
+
+  const metart_tensor *get() const { return &view; }
+  int64_t value;
+
+private:
+  metart_tensor view{&value, METART_I64, 0, nullptr};
+};
+
+TEST_F(Optimizers, IncrementCountsSteps) {
+  StepCount count(41);
+  ASSERT_EQ(metart_increment(context, count.get()), METART_OK);
+  EXPECT_EQ(count.value, 42);
+}
+
 TEST_F(Optimizers, SgdWithMomentumAndWeightDecayByHand) {
   // p = 1, g = 0.5, lr = 0.1, momentum = 0.9, weight_decay = 0.01:
   //   d1 = 0.51,       buf1 = 0.51,       p1 = 0.949
@@ -81,7 +101,8 @@ TEST_F(Optimizers, AdamWithAConstantGradientStepsByLr) {
   Vector pt(p), gt(g), mt(m), vt(v);
   for (int step = 1; step <= 3; ++step) {
     ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
-                                 vt.get(), step, 0.1, 0.9, 0.999, 1e-8, 0, 0),
+                                 vt.get(), StepCount(step).get(), 0.1, 0.9,
+                                 0.999, 1e-8, 0, 0),
               METART_OK);
     EXPECT_NEAR(p[0], 1 - step * 0.1 * 0.5 / (0.5 + 1e-8), 1e-14);
   }
@@ -96,7 +117,8 @@ TEST_F(Optimizers, AdamWShrinksBeforeTheStep) {
   double expected = 1;
   for (int step = 1; step <= 3; ++step) {
     ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
-                                 vt.get(), step, 0.1, 0.9, 0.999, 1e-8, 0.1, 1),
+                                 vt.get(), StepCount(step).get(), 0.1, 0.9,
+                                 0.999, 1e-8, 0.1, 1),
               METART_OK);
     expected = expected * (1 - 0.1 * 0.1) - 0.1 * 0.5 / (0.5 + 1e-8);
     EXPECT_NEAR(p[0], expected, 1e-14);
@@ -172,8 +194,8 @@ void checkAgainstReference(metart_context *context, int kind,
       ref.sgd(gd, 0.05, 0.9, 0.01);
     } else {
       ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
-                                   vt.get(), step, 0.01, 0.9, 0.99, 1e-8, 0.05,
-                                   kind == 2),
+                                   vt.get(), StepCount(step).get(), 0.01, 0.9,
+                                   0.99, 1e-8, 0.05, kind == 2),
                 METART_OK);
       ref.adam(gd, step, 0.01, 0.9, 0.99, 1e-8, 0.05, kind == 2);
     }

@@ -217,28 +217,18 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     };
     SmallVector<double> h = decoupled ? hyper(cast<meta::AdamWAttr>(optimizer))
                                       : hyper(cast<meta::AdamAttr>(optimizer));
-    // The step count lives in a device tensor<i64>: bring it to the host,
-    // count this step, and write it back.
-    OpBuilder &b = emit.builder();
-    Location loc = op.getLoc();
+    // The step count stays in a device tensor<i64> that the runtime counts
+    // and Adam reads there: no host round trip, so a recorded
+    // meta-iteration (a CUDA graph) replays with the current count.
     Value counter = operand(op.getState().back());
-    Value slot = LLVM::AllocaOp::create(b, loc, emit.ptrType(), b.getI64Type(),
-                                        emit.i64(1), 8);
-    emit.checkedCall("metart_copy_to_host",
-                     {ctx, slot, emit.dataOf(counter), emit.i64(8)});
-    Value stepCount = LLVM::AddOp::create(
-        b, loc, LLVM::LoadOp::create(b, loc, b.getI64Type(), slot),
-        emit.i64(1));
-    LLVM::StoreOp::create(b, loc, stepCount, slot);
-    emit.checkedCall("metart_copy_to_device",
-                     {ctx, emit.dataOf(counter), slot, emit.i64(8)});
+    emit.checkedCall("metart_increment", {ctx, counter});
     for (size_t i = 0; i < n; ++i)
       emit.checkedCall("metart_adam_update",
                        {ctx, operand(op.getParams()[i]),
                         operand(op.getGrads()[i]), operand(op.getState()[i]),
-                        operand(op.getState()[n + i]), stepCount,
-                        emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
-                        emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled)});
+                        operand(op.getState()[n + i]), counter, emit.f64(h[0]),
+                        emit.f64(h[1]), emit.f64(h[2]), emit.f64(h[3]),
+                        emit.f64(h[4]), emit.i32(decoupled)});
   }
   for (auto [r, v] : llvm::zip(
            op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))

@@ -286,12 +286,20 @@ metart_status metart_sgd_update(metart_context *context,
                                 const metart_tensor *grad,
                                 const metart_tensor *momentum_buffer, double lr,
                                 double momentum, double weight_decay);
+/** Adds one to `counter`, an i64 scalar in the context's memory (the
+ *  optimizer's step count, kept there so that a recorded meta-iteration
+ *  replays with the current count). */
+metart_status metart_increment(metart_context *context,
+                               const metart_tensor *counter);
 /** Adam (`decoupled` = 0, L2 added to the gradient) and AdamW (`decoupled`
- *  = 1); `step` is the 1-based step number after this update. */
+ *  = 1); `step` is an i64 scalar in the context's memory holding the
+ *  1-based number of this update (on the CPU, a value below 1 is an
+ *  error; a device reads it in the kernel). */
 metart_status
 metart_adam_update(metart_context *context, const metart_tensor *param,
                    const metart_tensor *grad, const metart_tensor *exp_avg,
-                   const metart_tensor *exp_avg_sq, int64_t step, double lr,
+                   const metart_tensor *exp_avg_sq, const metart_tensor *step,
+                   double lr,
                    double beta1, double beta2, double eps, double weight_decay,
                    int decoupled);
 

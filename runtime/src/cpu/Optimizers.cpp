@@ -56,7 +56,7 @@ template <typename T> static T lerp(T from, T to, T weight) {
 template <typename T>
 static void adamOf(int64_t count, T *param, const T *grad, T *expAvg,
                    T *expAvgSq, const AdamOptions &o) {
-  double step = static_cast<double>(o.step);
+  double step = static_cast<double>(*o.step);
   double correction1 = 1 - std::pow(o.beta1, step);
   double correction2 = 1 - std::pow(o.beta2, step);
   T shrink = static_cast<T>(1 - o.lr * o.weightDecay);
@@ -78,6 +78,11 @@ static void adamOf(int64_t count, T *param, const T *grad, T *expAvg,
     T denominator = std::sqrt(expAvgSq[i]) / correction2Sqrt + eps;
     param[i] += stepSize * (expAvg[i] / denominator);
   }
+}
+
+KernelStatus CpuBackend::increment(int64_t *counter) {
+  ++*counter;
+  return KernelStatus::ok();
 }
 
 KernelStatus CpuBackend::adamUpdate(metart_dtype dtype, int64_t count,

@@ -112,6 +112,7 @@ public:
   KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
                          const void *grad, void *momentumBuffer,
                          const SgdOptions &options) override;
+  KernelStatus increment(int64_t *counter) override;
   KernelStatus adamUpdate(metart_dtype dtype, int64_t count, void *param,
                           const void *grad, void *expAvg, void *expAvgSq,
                           const AdamOptions &options) override;

@@ -2,7 +2,8 @@
 //
 // torch.optim.SGD and Adam / AdamW, in place, a thread per element with
 // the CPU backend's order of operations: per-element arithmetic in the
-// element type, scalar coefficients computed once in double on the host.
+// element type, scalar coefficients computed in double (Adam's bias
+// corrections on the device, from the step count in device memory).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,8 +37,12 @@ __global__ void sgdKernel(int64_t count, T *param, const T *grad, T *buffer,
   }
 }
 
+/// The coefficients of Adam that do not depend on the step number; those
+/// that do are computed on the device from the step count (in double, as
+/// the CPU backend computes them).
 template <typename T> struct AdamCoefficients {
-  T shrink, decay, weight1, beta2, weight2, stepSize, correction2Sqrt, eps;
+  T shrink, decay, weight1, beta2, weight2, eps;
+  double lr, beta1Double, beta2Double;
   bool decays, decoupled;
 };
 
@@ -50,7 +55,12 @@ template <typename T> __device__ T lerp(T from, T to, T weight) {
 
 template <typename T>
 __global__ void adamKernel(int64_t count, T *param, const T *grad, T *expAvg,
-                           T *expAvgSq, AdamCoefficients<T> k) {
+                           T *expAvgSq, const int64_t *stepCount,
+                           AdamCoefficients<T> k) {
+  double step = static_cast<double>(*stepCount);
+  double correction1 = 1 - pow(k.beta1Double, step);
+  T stepSize = static_cast<T>(-(k.lr / correction1));
+  T correction2Sqrt = static_cast<T>(sqrt(1 - pow(k.beta2Double, step)));
   for (int64_t i = gridStart(); i < count; i += gridStride()) {
     T g = grad[i];
     if (k.decays && k.decoupled)
@@ -59,8 +69,8 @@ __global__ void adamKernel(int64_t count, T *param, const T *grad, T *expAvg,
       g += k.decay * param[i];
     expAvg[i] = lerp(expAvg[i], g, k.weight1);
     expAvgSq[i] = expAvgSq[i] * k.beta2 + k.weight2 * g * g;
-    T denominator = Math<T>::sqrt(expAvgSq[i]) / k.correction2Sqrt + k.eps;
-    param[i] += k.stepSize * (expAvg[i] / denominator);
+    T denominator = Math<T>::sqrt(expAvgSq[i]) / correction2Sqrt + k.eps;
+    param[i] += stepSize * (expAvg[i] / denominator);
   }
 }
 } // namespace
@@ -83,15 +93,21 @@ KernelStatus CudaBackend::sgdUpdate(metart_dtype dtype, int64_t count,
   });
 }
 
+static __global__ void incrementKernel(int64_t *counter) { ++*counter; }
+
+KernelStatus CudaBackend::increment(int64_t *counter) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  incrementKernel<<<1, 1, 0, stream.get()>>>(counter);
+  return checkLaunch("increment");
+}
+
 KernelStatus CudaBackend::adamUpdate(metart_dtype dtype, int64_t count,
                                      void *param, const void *grad,
                                      void *expAvg, void *expAvgSq,
                                      const AdamOptions &o) {
   if (KernelStatus status = activate(); status.failed() || count == 0)
     return status;
-  double step = static_cast<double>(o.step);
-  double correction1 = 1 - std::pow(o.beta1, step);
-  double correction2 = 1 - std::pow(o.beta2, step);
   return cpu::withFloat(dtype, [&](auto t) {
     using T = decltype(t);
     AdamCoefficients<T> k{static_cast<T>(1 - o.lr * o.weightDecay),
@@ -99,14 +115,15 @@ KernelStatus CudaBackend::adamUpdate(metart_dtype dtype, int64_t count,
                           static_cast<T>(1 - o.beta1),
                           static_cast<T>(o.beta2),
                           static_cast<T>(1 - o.beta2),
-                          static_cast<T>(-(o.lr / correction1)),
-                          static_cast<T>(std::sqrt(correction2)),
                           static_cast<T>(o.eps),
+                          o.lr,
+                          o.beta1,
+                          o.beta2,
                           o.weightDecay != 0,
                           o.decoupled};
     adamKernel<<<blocksFor(count), kThreads, 0, stream.get()>>>(
         count, static_cast<T *>(param), static_cast<const T *>(grad),
-        static_cast<T *>(expAvg), static_cast<T *>(expAvgSq), k);
+        static_cast<T *>(expAvg), static_cast<T *>(expAvgSq), o.step, k);
     return checkLaunch("adam_update");
   });
 }

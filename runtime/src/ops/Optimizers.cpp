@@ -36,6 +36,25 @@ static bool sameAsParam(Checker &check, const metart_tensor &param,
   return true;
 }
 
+/// Checks that `t` is an i64 scalar (a step count).
+static bool stepCount(Checker &check, const char *name,
+                      const metart_tensor *t) {
+  if (!check.tensor(name, t))
+    return false;
+  if (t->dtype != METART_I64 || numElements(*t) != 1)
+    return check.reject(name, " must be one i64 element, got ", describe(*t));
+  return true;
+}
+
+metart_status metart_increment(metart_context *context,
+                               const metart_tensor *counter) {
+  Checker check(context, "metart_increment");
+  if (!stepCount(check, "counter", counter))
+    return check.result();
+  return check.finish(
+      context->backend->increment(static_cast<int64_t *>(counter->data)));
+}
+
 metart_status metart_sgd_update(metart_context *context,
                                 const metart_tensor *param,
                                 const metart_tensor *grad,
@@ -64,14 +83,19 @@ metart_status metart_sgd_update(metart_context *context,
 metart_status
 metart_adam_update(metart_context *context, const metart_tensor *param,
                    const metart_tensor *grad, const metart_tensor *exp_avg,
-                   const metart_tensor *exp_avg_sq, int64_t step, double lr,
-                   double beta1, double beta2, double eps, double weight_decay,
-                   int decoupled) {
+                   const metart_tensor *exp_avg_sq, const metart_tensor *step,
+                   double lr, double beta1, double beta2, double eps,
+                   double weight_decay, int decoupled) {
   Checker check(context, "metart_adam_update");
   if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad))
     return check.result();
-  if (step < 1)
-    return check.invalid("step ", step, " is not a 1-based step number");
+  if (!stepCount(check, "step", step))
+    return check.result();
+  // Host memory can be read here; a device reads the count in its kernel.
+  if (context->backend->hostMemory() &&
+      *static_cast<const int64_t *>(step->data) < 1)
+    return check.invalid("step ", *static_cast<const int64_t *>(step->data),
+                         " is not a 1-based step number");
   if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0))
     return check.invalid("expects a non-negative lr, eps and weight_decay, "
                          "got ",
@@ -83,8 +107,13 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
   const char *names[] = {"exp_avg", "exp_avg_sq"};
   if (!sameAsParam(check, *param, *grad, states, names, 2))
     return check.result();
-  AdamOptions options{step, lr,           beta1,         beta2,
-                      eps,  weight_decay, decoupled != 0};
+  AdamOptions options{static_cast<const int64_t *>(step->data),
+                      lr,
+                      beta1,
+                      beta2,
+                      eps,
+                      weight_decay,
+                      decoupled != 0};
   return check.finish(context->backend->adamUpdate(
       dtypeOf(*param), numElements(*param), param->data, grad->data,
       exp_avg->data, exp_avg_sq->data, options));

@@ -135,15 +135,21 @@ TEST_F(CudaVsCpu, AdamAndAdamWUpdates) {
     for (int decoupled : {0, 1})
       for (double weightDecay : {0.0, 0.01}) {
         HostTensor expAvgSq = random(dtype, {4, 77}, 0, 0.1);
+        // The step count lives in the context's memory; each step
+        // counts itself there first, as compiled code does.
         expectSame(
             {random(dtype, {4, 77}), random(dtype, {4, 77}),
-             random(dtype, {4, 77}, -0.1, 0.1), expAvgSq},
+             random(dtype, {4, 77}, -0.1, 0.1), expAvgSq,
+             HostTensor(METART_I64, {})},
             {}, [=](metart_context *c, const std::vector<metart_tensor> &t) {
               metart_status status = METART_OK;
-              for (int64_t step = 1; step <= 4 && status == METART_OK; ++step)
-                status = metart_adam_update(c, &t[0], &t[1], &t[2], &t[3], step,
-                                            1e-3, 0.9, 0.999, 1e-8, weightDecay,
-                                            decoupled);
+              for (int step = 1; step <= 4 && status == METART_OK; ++step) {
+                status = metart_increment(c, &t[4]);
+                if (status == METART_OK)
+                  status = metart_adam_update(c, &t[0], &t[1], &t[2], &t[3],
+                                              &t[4], 1e-3, 0.9, 0.999, 1e-8,
+                                              weightDecay, decoupled);
+              }
               return status;
             });
       }
