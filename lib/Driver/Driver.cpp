@@ -128,6 +128,11 @@ struct Options {
       cl::desc("Time each runtime call (kernels, copies, collectives) of "
                "the meta-iterations and print the totals per function"),
       cl::init(false), cl::cat(runCategory)};
+  cl::opt<bool> noCudaGraph{
+      "no-cuda-graph",
+      cl::desc("Run each meta-iteration op by op (default on cuda: replay "
+               "one recorded as a CUDA graph)"),
+      cl::init(false), cl::cat(runCategory)};
   cl::opt<bool> quiet{"quiet", cl::desc("No progress output"), cl::init(false),
                       cl::cat(runCategory)};
   cl::opt<int64_t> np{"np",
@@ -305,6 +310,7 @@ int metac::metacMain(int argc, char **argv) {
     run->memoryLimit = options.memoryLimit;
     run->progress = options.quiet ? 0 : 2;
     run->profile = options.profile;
+    run->noCudaGraph = options.noCudaGraph;
     if (!run->backend.empty() && run->backend != "cpu" &&
         run->backend != "cuda") {
       llvm::errs() << "metac: error: --backend must be cpu or cuda, got '"

@@ -137,6 +137,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.metrics_path = orNull(options.metrics);
   run.train.progress = options.progress;
   run.train.profile = options.profile ? 1 : 0;
+  run.train.no_graph = options.noCudaGraph ? 1 : 0;
   run.seed = options.seed ? static_cast<int64_t>(*options.seed) : -1;
   run.backend = orNull(options.backend);
   run.memory_limit_bytes = options.memoryLimit;

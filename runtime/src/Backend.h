@@ -41,6 +41,26 @@ public:
   /// through MPI stage device memory through the host).
   virtual bool hostMemory() const { return true; }
 
+  // Recording (CUDA graphs). Between `beginRecording` and `endRecording`
+  // the backend records the work it is given instead of doing it; `replay`
+  // then does that work again, on the same memory with its current
+  // contents. While recording, copies to the host and waits fail, and a
+  // copy from the host copies what the host memory holds then. A backend
+  // that cannot record says so (METART_ERROR_UNSUPPORTED).
+  virtual bool canRecord() const { return false; }
+  virtual KernelStatus beginRecording() { return cannotRecord(); }
+  /// Ends the recording; when recording failed, drops it and says why.
+  virtual KernelStatus endRecording() { return cannotRecord(); }
+  virtual KernelStatus replay() { return cannotRecord(); }
+  /// Drops the recording and the memory only it uses.
+  virtual void discardRecording() {}
+
+private:
+  static KernelStatus cannotRecord() {
+    return {METART_ERROR_UNSUPPORTED, "this backend does not record"};
+  }
+
+public:
   // Elementwise.
   virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                             double value) = 0;

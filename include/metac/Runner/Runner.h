@@ -32,6 +32,8 @@ struct RunOptions {
   int progress = 2;
   /// Time each runtime call of the meta-iterations and print the totals.
   bool profile = false;
+  /// Run each meta-iteration op by op instead of replaying a CUDA graph.
+  bool noCudaGraph = false;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

@@ -97,6 +97,10 @@ typedef struct metart_train_options {
    *  call, which slows them), printed by `metart_run` and written to the
    *  metrics file as a `{"profile": [...]}` line. */
   int32_t profile;
+  /** Non-zero: every meta-iteration calls the step op by op. Otherwise a
+   *  backend that can record (CUDA, one rank, not profiling) records the
+   *  second meta-iteration as a CUDA graph and replays it for the rest. */
+  int32_t no_graph;
 } metart_train_options;
 
 typedef struct metart_eval_result {
@@ -124,6 +128,8 @@ typedef struct metart_train_result {
   /** The process's peak resident memory (host RAM, all of it: code,
    *  data, the CPU backend's tensors). */
   size_t peak_host_bytes;
+  /** How many meta-iterations were replays of a recorded CUDA graph. */
+  int64_t replayed_iterations;
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing

@@ -22,21 +22,23 @@ static size_t roundUp(size_t bytes) {
 }
 
 CachingAllocator::~CachingAllocator() {
+  releasePool();
   releaseCache();
   for (auto &[data, bytes] : inUse)
     (void)cudaFree(data);
 }
 
-void *CachingAllocator::reuse(size_t bytes) {
+void *CachingAllocator::reuse(std::multimap<size_t, void *> &blocks,
+                              size_t bytes) {
   // Best fit, but never a block more than twice the request: a small
   // request must not pin a large block.
-  auto it = cached.lower_bound(bytes);
-  if (it == cached.end() || it->first / 2 > bytes)
+  auto it = blocks.lower_bound(bytes);
+  if (it == blocks.end() || it->first / 2 > bytes)
     return nullptr;
   void *data = it->second;
   size_t size = it->first;
   inUse.emplace(data, size);
-  cached.erase(it);
+  blocks.erase(it);
   counts.cachedBytes -= size;
   counts.inUseBytes += size;
   return data;
@@ -48,14 +50,26 @@ void *CachingAllocator::allocate(size_t bytes) {
     error = "cannot allocate " + std::to_string(bytes) + " bytes";
     return nullptr;
   }
-  if (void *data = reuse(rounded))
+  if (pooling)
+    if (void *data = reuse(poolFree, rounded))
+      return data;
+  if (void *data = reuse(cached, rounded)) {
+    if (pooling)
+      pool.insert(data);
     return data;
+  }
   size_t held = counts.inUseBytes + counts.cachedBytes;
-  if (limitBytes != 0 && held + rounded > limitBytes)
+  if (limitBytes != 0 && held + rounded > limitBytes) {
+    if (pooling) {
+      error = "recording a CUDA graph needs " + std::to_string(rounded) +
+              " more bytes than the memory limit leaves";
+      return nullptr;
+    }
     releaseCache();
+  }
   void *data = nullptr;
   cudaError_t result = cudaMalloc(&data, rounded);
-  if (result == cudaErrorMemoryAllocation) {
+  if (result == cudaErrorMemoryAllocation && !pooling) {
     // The cache may hold what the driver is missing.
     (void)cudaGetLastError();
     releaseCache();
@@ -73,6 +87,8 @@ void *CachingAllocator::allocate(size_t bytes) {
     (void)cudaFree(data);
     throw;
   }
+  if (pooling)
+    pool.insert(data);
   counts.inUseBytes += rounded;
   counts.peakHeldBytes =
       std::max(counts.peakHeldBytes, counts.inUseBytes + counts.cachedBytes);
@@ -88,7 +104,9 @@ void CachingAllocator::deallocate(void *data) {
   inUse.erase(it);
   counts.inUseBytes -= size;
   try {
-    cached.emplace(size, data);
+    if (pooling)
+      pool.insert(data);
+    (pool.count(data) ? poolFree : cached).emplace(size, data);
     counts.cachedBytes += size;
   } catch (...) {
     // Without room to remember the block, give it back to the driver.
@@ -101,6 +119,19 @@ void CachingAllocator::releaseCache() {
     (void)cudaFree(data);
   cached.clear();
   counts.cachedBytes = 0;
+}
+
+void CachingAllocator::beginPool() {
+  for (auto &[data, size] : inUse)
+    pool.insert(data);
+  pooling = true;
+}
+
+void CachingAllocator::releasePool() {
+  cached.insert(poolFree.begin(), poolFree.end());
+  poolFree.clear();
+  pool.clear();
+  pooling = false;
 }
 
 DeviceWorkspace::~DeviceWorkspace() { allocator.deallocate(data); }

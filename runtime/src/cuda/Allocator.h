@@ -12,6 +12,11 @@
 // handed out to the program (current, peak, the limit itself); this
 // allocator counts the device memory it holds.
 //
+// While a CUDA graph is recorded, the blocks in use and those handed out
+// belong to the recording (its pool): the graph's kernels may use any of
+// them on every replay, so once given back they are handed out again only
+// while recording, until the recording is dropped (`releasePool`).
+//
 // `DeviceWorkspace` is a kernel's device scratch (im2col columns,
 // per-sample losses), drawn from the allocator and grown on demand.
 //
@@ -24,6 +29,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace metart::cuda {
 
@@ -46,8 +52,18 @@ public:
   void *allocate(size_t bytes);
   /// Returns a block of `allocate` to the cache; ignores other pointers.
   void deallocate(void *data);
-  /// Frees every cached block.
+  /// Frees every cached block (not those of the recording's pool).
   void releaseCache();
+
+  /// The blocks in use and, from now on, those handed out belong to the
+  /// pool; allocation reuses the pool's free blocks first. Nothing is freed
+  /// to the driver while pooling (that would wait for the device).
+  void beginPool();
+  /// Stops adding blocks to the pool; those in it stay reserved.
+  void endPool() { pooling = false; }
+  /// Returns the pool's free blocks to the cache; its blocks in use go
+  /// there when given back.
+  void releasePool();
 
   /// What the allocator holds.
   struct Stats {
@@ -61,11 +77,16 @@ public:
   const std::string &lastError() const { return error; }
 
 private:
-  /// A block of `bytes` from the cache, or null.
-  void *reuse(size_t bytes);
+  /// A block of `bytes` from `blocks` (the cache or the pool's free
+  /// blocks), or null.
+  void *reuse(std::multimap<size_t, void *> &blocks, size_t bytes);
 
   size_t limitBytes;
   std::multimap<size_t, void *> cached;
+  bool pooling = false;
+  /// The pool's blocks (in use or free) and its free ones by size.
+  std::unordered_set<void *> pool;
+  std::multimap<size_t, void *> poolFree;
   std::unordered_map<void *, size_t> inUse;
   Stats counts;
   std::string error;

@@ -65,8 +65,9 @@ KernelStatus CudaBackend::create(int device, size_t limitBytes,
     status = checkCublas(cublasSetMathMode(backend->blas, CUBLAS_DEFAULT_MATH),
                          "cublasSetMathMode");
   if (!status.failed()) {
-    backend->rangeFlag = backend->allocator.allocate(sizeof(uint64_t));
-    if (!backend->rangeFlag)
+    backend->rangeSlot = static_cast<RangeSlot *>(
+        backend->allocator.allocate(sizeof(RangeSlot)));
+    if (!backend->rangeSlot)
       status = {METART_ERROR_OUT_OF_MEMORY, backend->allocator.lastError()};
   }
   if (!status.failed())
@@ -79,10 +80,11 @@ CudaBackend::~CudaBackend() {
   // (the members free the memory and the stream on this device).
   if (activate().failed())
     return;
+  discardRecording();
   (void)cudaStreamSynchronize(stream.get());
   if (blas)
     (void)cublasDestroy(blas);
-  allocator.deallocate(rangeFlag);
+  allocator.deallocate(rangeSlot);
 }
 
 KernelStatus CudaBackend::activate() {
@@ -110,6 +112,11 @@ KernelStatus CudaBackend::copy(void *destination, const void *source,
                                size_t bytes, CopyKind kind) {
   if (KernelStatus status = activate(); status.failed())
     return status;
+  if (capturing() && kind == CopyKind::DeviceToHost)
+    return {METART_ERROR_UNSUPPORTED,
+            "cannot copy to the host while recording a CUDA graph"};
+  if (capturing() && kind == CopyKind::HostToDevice)
+    return recordCopyFromHost(destination, source, bytes);
   // cudaMemcpyDefault: with unified addressing the pointers say where the
   // memory is, so host memory passed as device memory still copies.
   if (kind == CopyKind::DeviceToDevice) {
@@ -149,6 +156,9 @@ KernelStatus CudaBackend::copy(void *destination, const void *source,
 KernelStatus CudaBackend::synchronize() {
   if (KernelStatus status = activate(); status.failed())
     return status;
+  if (capturing())
+    return {METART_ERROR_UNSUPPORTED,
+            "cannot wait for the device while recording a CUDA graph"};
   return stream.synchronize();
 }
 

@@ -14,9 +14,12 @@
 
 #include "../Backend.h"
 #include "Allocator.h"
+#include "Recording.h"
 #include "Stream.h"
 
 #include <cublas_v2.h>
+
+#include <memory>
 
 namespace metart::cuda {
 
@@ -36,6 +39,12 @@ public:
                     CopyKind kind) override;
   KernelStatus synchronize() override;
   bool hostMemory() const override { return false; }
+
+  bool canRecord() const override { return true; }
+  KernelStatus beginRecording() override;
+  KernelStatus endRecording() override;
+  KernelStatus replay() override;
+  void discardRecording() override;
   int getDevice() const { return device; }
 
   KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
@@ -131,9 +140,18 @@ private:
   KernelStatus activate();
   /// Checks that the `count` indices (of `type`) lie in [0, bound), as the
   /// CPU backend does and with its message; `what` names them ("id").
-  /// Waits for the device.
+  /// Waits for the device; while recording, the check is recorded and its
+  /// finding read after each replay.
   KernelStatus checkRange(const char *what, metart_dtype type,
                           const void *indices, int64_t count, int64_t bound);
+  /// Queues the check of `checkRange`, its finding into `slot`.
+  KernelStatus queueRangeCheck(metart_dtype type, const void *indices,
+                               int64_t count, int64_t bound, RangeSlot *slot);
+  /// Records a copy from the host: the graph copies a pinned snapshot of
+  /// the host memory as it is now.
+  KernelStatus recordCopyFromHost(void *destination, const void *source,
+                                  size_t bytes);
+  bool capturing() const { return recording && recording->capturing; }
 
   int device;
   // Declared in the order of construction; destroyed in reverse, the
@@ -142,8 +160,9 @@ private:
   CachingAllocator allocator;
   DeviceWorkspace workspace;
   cublasHandle_t blas = nullptr;
-  /// Device memory for the first out-of-range position of `checkRange`.
-  void *rangeFlag = nullptr;
+  /// Device memory for the finding of `checkRange`.
+  RangeSlot *rangeSlot = nullptr;
+  std::unique_ptr<Recording> recording;
 };
 
 } // namespace metart::cuda

@@ -2,10 +2,11 @@
 //
 // Table lookups, their scatter-add derivative (atomicAdd: ids may repeat)
 // and one-hot encoding. Every id or label is checked before anything is
-// written: a first kernel finds the lowest out-of-range position, which is
-// read back (the one wait of these kernels) and reported as the CPU backend
-// reports it, METART_ERROR_OUT_OF_RANGE naming the value, its position and
-// the range.
+// written: a first kernel finds the lowest out-of-range position and the
+// index there, which are read back (the one wait of these kernels; a
+// recording reads them after each replay instead) and reported as the CPU
+// backend reports them, METART_ERROR_OUT_OF_RANGE naming the value, its
+// position and the range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,14 @@ __global__ void firstOutOfRangeKernel(int64_t count, const I *indices,
     if (value < 0 || value >= bound)
       atomicMin(first, static_cast<unsigned long long>(i));
   }
+}
+
+/// Copies the index at the position that `firstOutOfRangeKernel` found,
+/// if any, into the finding (one thread).
+template <typename I>
+__global__ void valueAtFindingKernel(const I *indices, RangeSlot *slot) {
+  if (slot->position != ~0ull)
+    slot->value = static_cast<long long>(indices[slot->position]);
 }
 
 /// The row of the table (all slices) that position `s` reads.
@@ -66,55 +75,53 @@ __global__ void oneHotKernel(int64_t count, int64_t classes, const I *labels,
 }
 } // namespace
 
+KernelStatus CudaBackend::queueRangeCheck(metart_dtype type,
+                                          const void *indices, int64_t count,
+                                          int64_t bound, RangeSlot *slot) {
+  cudaStream_t s = stream.get();
+  KernelStatus status = checkCuda(cudaMemsetAsync(slot, 0xff, sizeof(*slot), s),
+                                  "cudaMemsetAsync");
+  if (status.failed())
+    return status;
+  return cpu::withIndex(type, [&](auto i) {
+    using I = decltype(i);
+    firstOutOfRangeKernel<<<blocksFor(count), kThreads, 0, s>>>(
+        count, static_cast<const I *>(indices), bound, &slot->position);
+    KernelStatus launched = checkLaunch("index range check");
+    if (launched.failed())
+      return launched;
+    valueAtFindingKernel<<<1, 1, 0, s>>>(static_cast<const I *>(indices), slot);
+    return checkLaunch("index range check");
+  });
+}
+
 KernelStatus CudaBackend::checkRange(const char *what, metart_dtype type,
                                      const void *indices, int64_t count,
                                      int64_t bound) {
   if (count == 0)
     return KernelStatus::ok();
-  auto *first = static_cast<unsigned long long *>(rangeFlag);
-  cudaStream_t s = stream.get();
-  KernelStatus status = checkCuda(
-      cudaMemsetAsync(first, 0xff, sizeof(*first), s), "cudaMemsetAsync");
-  if (status.failed())
-    return status;
-  status = cpu::withIndex(type, [&](auto i) {
-    using I = decltype(i);
-    firstOutOfRangeKernel<<<blocksFor(count), kThreads, 0, s>>>(
-        count, static_cast<const I *>(indices), bound, first);
-    return checkLaunch("index range check");
-  });
-  unsigned long long position = 0;
+  if (capturing()) {
+    std::vector<Recording::Check> &checks = recording->checks;
+    if (checks.size() == Recording::kMaxChecks)
+      return {METART_ERROR_UNSUPPORTED,
+              "a recorded CUDA graph holds at most " +
+                  std::to_string(Recording::kMaxChecks) + " index checks"};
+    RangeSlot *slot = recording->slots + checks.size();
+    checks.push_back({what, bound});
+    return queueRangeCheck(type, indices, count, bound, slot);
+  }
+  KernelStatus status = queueRangeCheck(type, indices, count, bound, rangeSlot);
+  RangeSlot finding{};
   if (!status.failed())
-    status = checkCuda(cudaMemcpyAsync(&position, first, sizeof(position),
-                                       cudaMemcpyDeviceToHost, s),
+    status = checkCuda(cudaMemcpyAsync(&finding, rangeSlot, sizeof(finding),
+                                       cudaMemcpyDeviceToHost, stream.get()),
                        "cudaMemcpyAsync (device to host)");
   if (!status.failed())
     status = stream.synchronize();
-  if (status.failed() || position == ~0ull)
-    return status;
-  // Read the offending value for the message.
-  int64_t value = 0;
-  size_t size = dtypeSize(type);
-  const char *at = static_cast<const char *>(indices) + position * size;
-  if (type == METART_I32) {
-    int32_t narrow = 0;
-    status =
-        checkCuda(cudaMemcpyAsync(&narrow, at, size, cudaMemcpyDeviceToHost, s),
-                  "cudaMemcpyAsync (device to host)");
-    value = narrow;
-  } else {
-    status =
-        checkCuda(cudaMemcpyAsync(&value, at, size, cudaMemcpyDeviceToHost, s),
-                  "cudaMemcpyAsync (device to host)");
-  }
-  if (!status.failed())
-    status = stream.synchronize();
-  if (status.failed())
+  if (status.failed() || finding.position == ~0ull)
     return status;
   return {METART_ERROR_OUT_OF_RANGE,
-          std::string(what) + " " + std::to_string(value) + " at position " +
-              std::to_string(position) + " is out of range [0, " +
-              std::to_string(bound) + ")"};
+          outOfRangeMessage(what, finding.value, finding.position, bound)};
 }
 
 KernelStatus CudaBackend::embedding(metart_dtype dtype, metart_dtype idType,

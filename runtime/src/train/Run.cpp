@@ -184,11 +184,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     return METART_OK;
   double perIteration = result.seconds_per_iteration;
   std::fprintf(out,
-               "%s: %lld meta-iterations on %s, final meta-loss %.6g, %.3f "
+               "%s: %lld meta-iterations on %s%s, final meta-loss %.6g, %.3f "
                "ms/iteration, %.0f tasks/s, peak device memory %zu bytes, "
                "peak host memory %zu bytes\n",
                desc->name, static_cast<long long>(result.iterations_run),
-               cuda ? "cuda" : "cpu", result.final_loss, perIteration * 1e3,
+               cuda ? "cuda" : "cpu",
+               result.replayed_iterations > 0 ? " (CUDA graph)" : "",
+               result.final_loss, perIteration * 1e3,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
                result.peak_device_bytes, result.peak_host_bytes);
   printComm(out, result);
@@ -224,7 +226,9 @@ const char *kUsage =
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
     "  --quiet                 no progress output\n"
     "  --profile               time each runtime call (kernels, copies,\n"
-    "                          collectives) and print the totals\n";
+    "                          collectives) and print the totals\n"
+    "  --no-cuda-graph         run each meta-iteration op by op (default on\n"
+    "                          cuda: replay one recorded as a CUDA graph)\n";
 
 /// Parses a non-negative integer, or fails.
 bool parseCount(const char *text, int64_t &out) {
@@ -250,8 +254,8 @@ extern "C" int metart_main(int argc, char **argv,
     std::string key = arg.substr(0, eq);
     const char *value = eq == std::string::npos ? "" : argv[i] + eq + 1;
     // `--option value` as well as `--option=value`, as metac takes them.
-    bool flag = key == "--quiet" || key == "--profile" || key == "--help" ||
-                key == "-h";
+    bool flag = key == "--quiet" || key == "--profile" ||
+                key == "--no-cuda-graph" || key == "--help" || key == "-h";
     if (eq == std::string::npos && !flag && i + 1 < argc)
       value = argv[++i];
     int64_t number = 0;
@@ -263,6 +267,8 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.progress = 0;
     } else if (key == "--profile") {
       options.train.profile = 1;
+    } else if (key == "--no-cuda-graph") {
+      options.train.no_graph = 1;
     } else if (key == "--iterations" && parseCount(value, number)) {
       options.train.iterations = number;
     } else if (key == "--seed" && parseCount(value, number)) {

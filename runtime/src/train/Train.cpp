@@ -14,6 +14,8 @@
 #include "../Context.h"
 #include "../comm/Trace.h"
 #include "Sharding.h"
+#include "StepRunner.h"
+#include "metart/comm.h"
 
 #include <chrono>
 #include <cmath>
@@ -550,6 +552,11 @@ metart_status Trainer::run(metart_train_result &result) {
 
   int64_t total =
       options.iterations >= 0 ? options.iterations : program.iterations;
+  // Profiling times each call, and collectives keep per-call statistics:
+  // both need the calls, not a replay.
+  metart::train::StepRunner runner(context, program.step,
+                                   !options.no_graph && !options.profile &&
+                                       metart_world_size() == 1);
   double elapsed = 0, lossValue = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
@@ -562,13 +569,14 @@ metart_status Trainer::run(metart_train_result &result) {
                             hostBatch, localBatch)))
       break;
     auto stepBegin = std::chrono::steady_clock::now();
-    int32_t stepStatus = program.step(context, inputs.data(), outputs.data());
+    std::string stepError;
+    metart_status stepStatus =
+        runner.run(inputs.data(), outputs.data(), stepError);
     metart::trace::record("step", 0, 0, stepBegin,
                           std::chrono::steady_clock::now());
-    if (int32_t s = stepStatus) {
-      status =
-          fail(static_cast<metart_status>(s), "meta-iteration %lld failed: %s",
-               static_cast<long long>(it), metart_context_last_error(context));
+    if (stepStatus) {
+      status = fail(stepStatus, "meta-iteration %lld failed: %s",
+                    static_cast<long long>(it), stepError.c_str());
       break;
     }
     double host[1] = {0};
@@ -617,6 +625,14 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     result.iterations_run = it + 1 - start;
   }
+  // Evaluation calls other functions on the same memory.
+  runner.discard();
+  result.replayed_iterations = runner.replays();
+  if (!runner.fallback().empty() && options.progress)
+    std::fprintf(stderr,
+                 "metart: note: the meta-iterations ran op by op, not as a "
+                 "CUDA graph: %s\n",
+                 runner.fallback().c_str());
   context->profile.enable(false);
   context->profile.setSpan(timed, elapsed);
   if (status) {
