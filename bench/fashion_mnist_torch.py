@@ -448,6 +448,9 @@ def parse_args():
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     p.add_argument("--device", default="cpu",
                    help="where --time-only runs the meta-iterations (cpu, cuda)")
+    p.add_argument("--tf32", action="store_true",
+                   help="let cuDNN convolve f32 in TF32 (PyTorch's default; off "
+                        "here by default: metac computes in full f32)")
     p.add_argument("--dtype", choices=["f32", "f64"], default="f32")
     p.add_argument("--data-dir", default=DATA_DIR)
     p.add_argument("--filters", type=int, default=None,
@@ -513,6 +516,8 @@ def time_only(args):
     tasks included (metac's meta-iteration draws its tasks too)."""
     generator = torch.Generator().manual_seed(args.seed)
     device = torch.device(args.device)
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
     params = [p.detach().to(device).requires_grad_()
               for p in init_params(args.filters, args.head, args.dtype, generator)]
     optimizer = torch.optim.Adam(params, lr=args.lr)
