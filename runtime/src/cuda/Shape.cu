@@ -76,6 +76,37 @@ template <typename T> struct StoreMean {
     y[r] = static_cast<T>(sum / divisor);
   }
 };
+
+/// The element `i` of chunk `p % chunks` of result `p / chunks`, for the
+/// first pass of a split reduction (0 past the result's end).
+template <typename T> struct ChunkTerm {
+  ReducedTerm<T> term;
+  int64_t chunks, chunkLength, count;
+  __device__ double operator()(int64_t p, int64_t i) const {
+    int64_t j = (p % chunks) * chunkLength + i;
+    return j < count ? term(p / chunks, j) : 0.0;
+  }
+};
+
+struct StorePartial {
+  double *partial;
+  __device__ void operator()(int64_t p, double sum) const { partial[p] = sum; }
+};
+
+/// The partial sum `i` of result `r`, for the second pass.
+struct PartialTerm {
+  const double *partial;
+  int64_t chunks;
+  __device__ double operator()(int64_t r, int64_t i) const {
+    return partial[r * chunks + i];
+  }
+};
+
+/// A block per result leaves most of the device idle when there are few
+/// long results (batch norm's statistics: one per channel): they are
+/// split into chunks of at least this many elements, to about this many
+/// blocks in all, and the chunks' sums (in a fixed order) summed after.
+constexpr int64_t kMinChunk = 4096, kSplitBlocks = 512;
 } // namespace
 
 KernelStatus CudaBackend::copyStrided(metart_dtype dtype,
@@ -126,8 +157,27 @@ KernelStatus CudaBackend::reduceSum(metart_dtype dtype,
           kept, reduced, resultCount, count, divisor, in, out);
       return checkLaunch("reduction");
     }
-    return checkCuda(launchSegmentSum(st, resultCount, count,
-                                      ReducedTerm<T>{kept, reduced, in},
+    ReducedTerm<T> term{kept, reduced, in};
+    int64_t chunks = std::min((kSplitBlocks + resultCount - 1) / resultCount,
+                              count / kMinChunk);
+    if (chunks < 2)
+      return checkCuda(launchSegmentSum(st, resultCount, count, term,
+                                        StoreMean<T>{divisor, out}),
+                       "launching the reduction kernel");
+    auto *partial = static_cast<double *>(
+        workspace.get(resultCount * chunks * sizeof(double)));
+    if (!partial)
+      return workspaceExhausted(resultCount * chunks * sizeof(double));
+    int64_t chunkLength = (count + chunks - 1) / chunks;
+    KernelStatus status = checkCuda(
+        launchSegmentSum(st, resultCount * chunks, chunkLength,
+                         ChunkTerm<T>{term, chunks, chunkLength, count},
+                         StorePartial{partial}),
+        "launching the reduction kernel");
+    if (status.failed())
+      return status;
+    return checkCuda(launchSegmentSum(st, resultCount, chunks,
+                                      PartialTerm{partial, chunks},
                                       StoreMean<T>{divisor, out}),
                      "launching the reduction kernel");
   });

@@ -89,6 +89,12 @@ TEST_F(CudaVsCpu, ReduceSumAndMeanOverDimensions) {
       {{2000, 3}, {0}},
       {{3, 2000}, {1}},
       {{64, 2048}, {0}},
+      // Few long results, split across blocks: batch norm's statistics,
+      // a ragged last chunk, a kept inner axis, everything into one.
+      {{40, 32, 28, 28}, {0, 2, 3}},
+      {{5, 100003}, {1}},
+      {{50000, 2}, {0}},
+      {{300000}, {0}},
       {{3, 0}, {1}},
       {{}, {}},
   };
