@@ -55,12 +55,6 @@ public:
   /// Drops the recording and the memory only it uses.
   virtual void discardRecording() {}
 
-private:
-  static KernelStatus cannotRecord() {
-    return {METART_ERROR_UNSUPPORTED, "this backend does not record"};
-  }
-
-public:
   // Elementwise.
   virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                             double value) = 0;
@@ -169,6 +163,11 @@ public:
                                   void *param, const void *grad, void *expAvg,
                                   void *expAvgSq,
                                   const AdamOptions &options) = 0;
+
+private:
+  static KernelStatus cannotRecord() {
+    return {METART_ERROR_UNSUPPORTED, "this backend does not record"};
+  }
 };
 
 /// The CPU backend (OpenBLAS for products, loops for the rest).

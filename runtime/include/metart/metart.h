@@ -299,9 +299,8 @@ metart_status
 metart_adam_update(metart_context *context, const metart_tensor *param,
                    const metart_tensor *grad, const metart_tensor *exp_avg,
                    const metart_tensor *exp_avg_sq, const metart_tensor *step,
-                   double lr,
-                   double beta1, double beta2, double eps, double weight_decay,
-                   int decoupled);
+                   double lr, double beta1, double beta2, double eps,
+                   double weight_decay, int decoupled);
 
 #ifdef __cplusplus
 }

@@ -39,13 +39,13 @@ public:
                     CopyKind kind) override;
   KernelStatus synchronize() override;
   bool hostMemory() const override { return false; }
+  int getDevice() const { return device; }
 
   bool canRecord() const override { return true; }
   KernelStatus beginRecording() override;
   KernelStatus endRecording() override;
   KernelStatus replay() override;
   void discardRecording() override;
-  int getDevice() const { return device; }
 
   KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                     double value) override;

@@ -268,12 +268,14 @@ metart_status Trainer::loadParams(const char *path, bool withState,
                   name.c_str(), path);
     // Adam reads the count where it lives (on a device, in its kernel):
     // a corrupt one is caught here.
-    int64_t count = 0;
-    if (name == "optimizer.step" &&
-        (std::memcpy(&count, data, sizeof(count)), count < 0))
-      return fail(METART_ERROR_IO,
-                  "tensor 'optimizer.step' in '%s' is negative (%lld)", path,
-                  static_cast<long long>(count));
+    if (name == "optimizer.step") {
+      int64_t count = 0;
+      std::memcpy(&count, data, sizeof(count));
+      if (count < 0)
+        return fail(METART_ERROR_IO,
+                    "tensor 'optimizer.step' in '%s' is negative (%lld)", path,
+                    static_cast<long long>(count));
+    }
     return metart_copy_to_device(context, t.descriptor.data, data, t.bytes);
   };
   metart_status status = METART_OK;

@@ -8,7 +8,8 @@
 // trainer: a hand-written step (a linear model under Adam, through the C
 // API as compiled code calls it) trained with and without a graph gives
 // the same parameters bit for bit, and the run says how many meta-iterations
-// were replays. Every test skips without a CUDA device.
+// were replays; a step that cannot be recorded runs op by op and says why.
+// Every test skips without a CUDA device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,6 +153,23 @@ TEST_F(CudaGraph, IndexChecksAreReadAfterEachReplay) {
                             "(found replaying a CUDA graph)");
 }
 
+TEST_F(CudaGraph, ARecordingHoldsAtMost256IndexChecks) {
+  int64_t labelShape[1] = {1}, hotShape[2] = {1, 2};
+  void *labelData = nullptr, *hotData = nullptr;
+  ASSERT_EQ(metart_buffer_alloc(context, 8, &labelData), METART_OK);
+  ASSERT_EQ(metart_buffer_alloc(context, 16, &hotData), METART_OK);
+  metart_tensor label = {labelData, METART_I64, 1, labelShape};
+  metart_tensor hot = {hotData, METART_F64, 2, hotShape};
+  ASSERT_EQ(backend().beginRecording().code, METART_OK);
+  for (int i = 0; i < 256; ++i)
+    ASSERT_EQ(metart_nn_one_hot(context, &label, &hot), METART_OK);
+  EXPECT_EQ(metart_nn_one_hot(context, &label, &hot), METART_ERROR_UNSUPPORTED);
+  EXPECT_STREQ(metart_context_last_error(context),
+               "metart_nn_one_hot: a recorded CUDA graph holds at most 256 "
+               "index checks");
+  backend().discardRecording();
+}
+
 TEST_F(CudaGraph, MemoryARecordingUsesIsHandedOutOnlyAfterItIsDropped) {
   Buffer x = buffer({1, 2});
   ASSERT_EQ(backend().beginRecording().code, METART_OK);
@@ -244,10 +262,22 @@ int32_t linearStep(metart_context *c, metart_tensor *const *in,
   return s;
 }
 
-/// Trains the linear model for `iterations` on `backend`; returns the
-/// result and the saved parameters.
+/// `linearStep`, then a look at the loss from the host, which a recording
+/// cannot do.
+int32_t linearStepReadingTheLoss(metart_context *c, metart_tensor *const *in,
+                                 metart_tensor *const *out) {
+  if (int32_t s = linearStep(c, in, out))
+    return s;
+  double loss = 0;
+  return metart_copy_to_host(c, &loss, out[7]->data, 8);
+}
+
+/// Trains the linear model (step `step`) for six meta-iterations on
+/// `backend`; returns the result and the saved parameters.
 metart_train_result trainLinear(metart_backend backend, bool noGraph,
-                                std::vector<double> &params) {
+                                std::vector<double> &params,
+                                metart_function step = linearStep,
+                                int32_t progress = 0) {
   metart_train_result result{};
   metart_context_options contextOptions = {backend, 0, 0};
   metart_context *context = nullptr;
@@ -269,7 +299,7 @@ metart_train_result trainLinear(metart_backend backend, bool noGraph,
       {"b", METART_F64, 1, biasShape, METART_INIT_CONSTANT, 1, -0.25}};
   metart_program program = {};
   program.name = "linear";
-  program.step = linearStep;
+  program.step = step;
   program.params = specs;
   program.num_params = 2;
   program.state_per_param = 2;
@@ -288,6 +318,7 @@ metart_train_result trainLinear(metart_backend backend, bool noGraph,
   options.iterations = -1;
   options.save_params = saved.c_str();
   options.no_graph = noGraph;
+  options.progress = progress;
   char error[512] = "";
   EXPECT_EQ(
       metart_train(context, &program, &options, &result, error, sizeof(error)),
@@ -337,6 +368,23 @@ TEST_F(CudaGraph, TrainingReplaysTheRecordedMetaIteration) {
     EXPECT_NEAR(graph[i], cpu[i], 1e-12);
   EXPECT_NEAR(replayed.final_loss, onCpu.final_loss,
               1e-12 * std::abs(onCpu.final_loss));
+}
+
+TEST_F(CudaGraph, AStepThatCannotBeRecordedRunsOpByOp) {
+  std::vector<double> fallback, eager;
+  testing::internal::CaptureStderr();
+  metart_train_result result = trainLinear(METART_BACKEND_CUDA, false, fallback,
+                                           linearStepReadingTheLoss, 1);
+  std::string printed = testing::internal::GetCapturedStderr();
+  trainLinear(METART_BACKEND_CUDA, true, eager);
+  EXPECT_EQ(result.replayed_iterations, 0);
+  EXPECT_EQ(result.iterations_run, 6);
+  EXPECT_EQ(fallback, eager);
+  EXPECT_NE(printed.find("metart: note: the meta-iterations ran op by op, "
+                         "not as a CUDA graph: metart_copy_to_host: cannot "
+                         "copy to the host while recording a CUDA graph"),
+            std::string::npos)
+      << printed;
 }
 
 } // namespace

@@ -78,6 +78,32 @@ TEST_F(CudaMemory, TheAllocatorEmptiesItsCacheUnderTheLimit) {
   allocator.deallocate(b);
 }
 
+TEST_F(CudaMemory, APoolKeepsItsBlocksAndFreesNothingUnderTheLimit) {
+  size_t mib = size_t(1) << 20;
+  CachingAllocator allocator(mib * 18 / 10);
+  void *before = allocator.allocate(mib / 2);
+  void *cached = allocator.allocate(mib);
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(cached, nullptr);
+  allocator.deallocate(cached);
+  allocator.beginPool();
+  // 384 KiB cannot take the cached 1 MiB block, and freeing the cache
+  // would wait for the device: over the limit, fail.
+  EXPECT_EQ(allocator.allocate(mib * 3 / 8), nullptr);
+  EXPECT_EQ(allocator.lastError(), "recording a CUDA graph needs 393216 "
+                                   "more bytes than the memory limit leaves");
+  // A block in use when pooling began goes to the pool, not the cache.
+  allocator.deallocate(before);
+  allocator.endPool();
+  void *after = allocator.allocate(mib / 2);
+  EXPECT_NE(after, before);
+  allocator.deallocate(after);
+  allocator.releasePool();
+  void *again = allocator.allocate(mib / 2);
+  EXPECT_TRUE(again == before || again == after);
+  allocator.deallocate(again);
+}
+
 TEST_F(CudaMemory, BuffersAndScratchAreAccountedAndLimited) {
   metart_context *context = create(size_t(4) << 20);
   ASSERT_NE(context, nullptr);
