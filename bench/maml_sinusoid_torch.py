@@ -8,15 +8,25 @@ outer, second-order meta-gradients (torch.autograd.grad with
 create_graph=True). By default tasks are processed one at a time, as
 learn2learn and higher do; `--batched` batches them with bmm, as metac does. PyTorch's default
 initialisation (uniform fan-in bounds). Evaluation: mean squared error on
-the query set of `--eval-tasks` held-out tasks after 1 and 10 adaptation
-steps, with the 95% confidence interval.
+the query set of `--eval-tasks` held-out tasks (the same tasks for every
+step count) after each of `--eval-steps` adaptation steps, reported as metac
+reports it: the mean and 95% confidence interval over the tasks that stayed
+finite and below `--diverge-above`, the median over all, and the number of
+tasks that diverged.
+
+`--save-params` writes the trained parameters with metac's names;
+`--load-params` evaluates (or continues from) a file written by metac or by
+this script, so either framework's model can be scored by the other.
+`--json` writes the evaluation as one JSON object.
 
 Run with Debian's /usr/bin/python3 and its python3-torch:
   /usr/bin/python3 bench/maml_sinusoid_torch.py --iterations 20000
 """
 
 import argparse
+import json
 import math
+import pathlib
 import sys
 import time
 
@@ -26,7 +36,12 @@ except ImportError as error:
     sys.exit(f"maml_sinusoid_torch.py: cannot import torch ({error}); use "
              "/usr/bin/python3 with Debian's python3-torch")
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test" / "reference"))
+from check_safetensors import read_safetensors, write_safetensors  # noqa: E402
+
 META_BATCH, SUPPORT, QUERY, INNER_LR, HIDDEN = 25, 10, 10, 0.01, 40
+PARAM_NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias",
+               "out.weight", "out.bias"]
 
 
 def sample(generator, tasks):
@@ -94,7 +109,26 @@ def meta_step(params, optimizer, batch, batched):
     return meta_loss.item()
 
 
-def evaluate(params, generator, count, steps):
+def save_params(path, params):
+    write_safetensors(pathlib.Path(path), [
+        (name, "F32", list(p.shape), p.detach().cpu().flatten().tolist())
+        for name, p in zip(PARAM_NAMES, params)], {})
+
+
+def load_params(path, params):
+    *_, tensors = read_safetensors(pathlib.Path(path))
+    with torch.no_grad():
+        for name, p in zip(PARAM_NAMES, params):
+            if name not in tensors or tensors[name][1] != list(p.shape):
+                sys.exit(f"{path}: no tensor '{name}' of shape {list(p.shape)}")
+            p.copy_(torch.tensor(tensors[name][2]).reshape(p.shape))
+
+
+def evaluate(params, seed, count, steps, threshold):
+    """Per-task query losses after `steps` steps on `count` tasks (the same
+    tasks for every `steps`: the generator starts from `seed`), summarised
+    over the tasks that did not diverge."""
+    generator = torch.Generator().manual_seed(seed)
     losses = []
     while len(losses) < count:
         sx, sy, qx, qy = [t.to(params[0].device)
@@ -103,7 +137,17 @@ def evaluate(params, generator, count, steps):
             fast = adapt(params, sx, sy, steps, create_graph=False)
         losses.extend(task_losses(fast, qx, qy).detach().tolist())
     losses = torch.tensor(losses[:count], dtype=torch.float64)
-    return losses.mean().item(), 1.96 * losses.std().item() / math.sqrt(count)
+    kept = losses[torch.isfinite(losses) & (losses <= threshold)]
+    mean = kept.mean().item() if len(kept) else float("nan")
+    ci = 1.96 * kept.std().item() / math.sqrt(len(kept)) if len(kept) > 1 else 0.0
+    finite = losses[torch.isfinite(losses)]
+    # The median over all tasks, a diverged one counting as +infinity.
+    ordered = torch.cat([finite, torch.full((count - len(finite),), math.inf,
+                                            dtype=torch.float64)]).sort().values
+    return {"steps": steps, "tasks": count, "loss": mean, "loss_ci95": ci,
+            "median": ordered[(count - 1) // 2].item(),
+            "diverged": count - len(kept),
+            "nonfinite": count - len(finite), "threshold": threshold}
 
 
 def main():
@@ -120,6 +164,16 @@ def main():
                              "tasks are drawn on the CPU as before, then moved")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch.set_num_threads (0: PyTorch's default)")
+    parser.add_argument("--eval-steps", default="1,10",
+                        help="comma-separated adaptation step counts")
+    parser.add_argument("--diverge-above", type=float, default=100.0,
+                        help="a task whose query loss is above this (or "
+                             "not finite) counts as diverged")
+    parser.add_argument("--save-params", help="write the trained parameters "
+                        "(safetensors, metac's names)")
+    parser.add_argument("--load-params", help="start from (or, with "
+                        "--iterations 0, evaluate) these parameters")
+    parser.add_argument("--json", help="write the evaluation to this file")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -127,6 +181,8 @@ def main():
     device = torch.device(args.device)
     params = [p.detach().to(device).requires_grad_()
               for p in init_params(generator)]
+    if args.load_params:
+        load_params(args.load_params, params)
     optimizer = torch.optim.Adam(params, lr=1e-3)
     times = []
     for iteration in range(1, args.iterations + 1):
@@ -138,15 +194,29 @@ def main():
             print(f"iteration {iteration} meta-loss {loss:.5f}", file=sys.stderr)
     per_iteration = sum(times[1:]) / max(1, len(times) - 1)
     variant = "batched" if args.batched else "per-task loop"
-    print(f"pytorch ({variant}): {args.iterations} meta-iterations, "
-          f"{per_iteration * 1e3:.3f} ms/iteration, "
-          f"{META_BATCH / per_iteration:.0f} tasks/s, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, device {device}")
-    eval_generator = torch.Generator().manual_seed(args.seed + 1000003)
-    for steps in (1, 10):
-        mean, ci = evaluate(params, eval_generator, args.eval_tasks, steps)
-        print(f"evaluation after {steps} step{'s' if steps > 1 else ''}: "
-              f"mse {mean:.4f} +- {ci:.4f} (95% CI, {args.eval_tasks} tasks)")
+    if args.iterations:
+        print(f"pytorch ({variant}): {args.iterations} meta-iterations, "
+              f"{per_iteration * 1e3:.3f} ms/iteration, "
+              f"{META_BATCH / per_iteration:.0f} tasks/s, torch {torch.__version__}, "
+              f"{torch.get_num_threads()} threads, device {device}")
+    if args.save_params:
+        save_params(args.save_params, params)
+    results = []
+    for steps in [int(s) for s in args.eval_steps.split(",")]:
+        r = evaluate(params, args.seed + 1000003, args.eval_tasks, steps,
+                     args.diverge_above)
+        results.append(r)
+        line = (f"evaluation after {steps} step{'s' if steps > 1 else ''}: "
+                f"mse {r['loss']:.4f} +- {r['loss_ci95']:.4f} (95% CI), "
+                f"median {r['median']:.4f}, {args.eval_tasks} tasks")
+        if r["diverged"]:
+            line += (f", {r['diverged']} diverged (non-finite or above "
+                     f"{args.diverge_above:g}) and left out of the mean")
+        print(line)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(
+            {"seed": args.seed, "iterations": args.iterations,
+             "threads": torch.get_num_threads(), "evaluation": results}) + "\n")
 
 
 if __name__ == "__main__":

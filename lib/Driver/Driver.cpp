@@ -33,6 +33,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -135,6 +136,23 @@ struct Options {
       cl::init(false), cl::cat(runCategory)};
   cl::opt<bool> quiet{"quiet", cl::desc("No progress output"), cl::init(false),
                       cl::cat(runCategory)};
+  cl::opt<std::string> onNonfinite{
+      "on-nonfinite",
+      cl::desc("A meta-iteration whose meta-loss or outer gradient is not "
+               "finite: stop (default), skip its update, or ignore (no "
+               "check compiled); overrides the spec's on_nonfinite"),
+      cl::value_desc("stop|skip|ignore"), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> maxConsecutiveSkips{
+      "max-consecutive-skips",
+      cl::desc("Under --on-nonfinite=skip, stop after this many skipped "
+               "meta-iterations in a row (default 20)"),
+      cl::init(0), cl::cat(runCategory)};
+  cl::opt<double> divergeAbove{
+      "diverge-above",
+      cl::desc("An evaluation task whose query loss is above this has "
+               "diverged (default: the spec's diverge_above, else only "
+               "non-finite losses)"),
+      cl::init(0), cl::cat(runCategory)};
   cl::opt<int64_t> np{"np",
                       cl::desc("Launch this many processes with mpirun on "
                                "this machine (default: as launched)"),
@@ -224,7 +242,7 @@ LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
                       Phase phase, raw_ostream &os, const RunOptions *run,
                       StringRef executable, const PipelineOptions &pipeline,
-                      int64_t rank) {
+                      int64_t rank, StringRef onNonfinite) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
@@ -244,6 +262,11 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   OwningOpRef<ModuleOp> module = frontend::generateMLIR(ast, diags, directory);
   if (!module)
     return failure();
+  // --on-nonfinite replaces the spec's policy before anything is compiled
+  // from it (`ignore` compiles no guard).
+  if (!onNonfinite.empty())
+    module->walk(
+        [&](meta::TrainOp train) { train.setOnNonfinite(onNonfinite); });
   PassManager pm(&context);
   // Running and executables start from the optimized phase's IR, which
   // still describes the program; they lower a copy themselves.
@@ -311,6 +334,14 @@ int metac::metacMain(int argc, char **argv) {
     run->progress = options.quiet ? 0 : 2;
     run->profile = options.profile;
     run->noCudaGraph = options.noCudaGraph;
+    run->maxConsecutiveSkips = options.maxConsecutiveSkips;
+    run->divergeAbove = options.divergeAbove;
+    if (options.maxConsecutiveSkips < 0 || !(options.divergeAbove >= 0) ||
+        std::isinf(options.divergeAbove)) {
+      llvm::errs() << "metac: error: --max-consecutive-skips and "
+                      "--diverge-above must not be negative\n";
+      return 1;
+    }
     if (!run->backend.empty() && run->backend != "cpu" &&
         run->backend != "cuda") {
       llvm::errs() << "metac: error: --backend must be cpu or cuda, got '"
@@ -346,6 +377,14 @@ int metac::metacMain(int argc, char **argv) {
     llvm::errs() << "metac: error: phase '" << options.compileTo
                  << "' is not implemented yet (on one device the program "
                     "goes from 'autodiff' to 'lowered')\n";
+    return 1;
+  }
+
+  if (!options.onNonfinite.empty() && options.onNonfinite != "stop" &&
+      options.onNonfinite != "skip" && options.onNonfinite != "ignore") {
+    llvm::errs() << "metac: error: --on-nonfinite must be stop, skip or "
+                    "ignore, got '"
+                 << options.onNonfinite << "'\n";
     return 1;
   }
 
@@ -408,14 +447,14 @@ int metac::metacMain(int argc, char **argv) {
   if (options.verifyDiagnostics) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
     (void)compile(sourceMgr, context, *phase, resultStream,
-                  run ? &*run : nullptr, options.output, pipeline,
-                  options.rank);
+                  run ? &*run : nullptr, options.output, pipeline, options.rank,
+                  options.onNonfinite);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     status =
         compile(sourceMgr, context, *phase, resultStream, run ? &*run : nullptr,
-                options.output, pipeline, options.rank);
+                options.output, pipeline, options.rank, options.onNonfinite);
   }
   if (failed(status))
     return 1;

@@ -129,8 +129,17 @@ Attribute buildAlgorithm(const Constructor &c, SourceDiagnostics &diags,
   return nullptr;
 }
 
+/// `clip_norm` of an optimizer record: absent, or a number > 0 (set in
+/// `clip`); false after an error.
+bool readClipNorm(FieldReader &r, std::optional<double> &clip) {
+  if (!r.has("clip_norm"))
+    return true;
+  clip = r.number("clip_norm", std::nullopt, true);
+  return clip.has_value();
+}
+
 Attribute buildOptimizer(const Constructor &c, SourceDiagnostics &diags,
-                         OpBuilder &b) {
+                         OpBuilder &b, std::optional<double> &clip) {
   MLIRContext *ctx = b.getContext();
   std::string what = "optimizer '" + c.name + "'";
   auto f64 = [](double v) { return llvm::APFloat(v); };
@@ -138,11 +147,12 @@ Attribute buildOptimizer(const Constructor &c, SourceDiagnostics &diags,
   llvm::function_ref<InFlightDiagnostic()> emit = emitError;
   if (c.name == "sgd") {
     FieldReader r(diags, *c.fields, what, c.loc,
-                  {"lr", "momentum", "weight_decay"});
+                  {"lr", "momentum", "weight_decay", "clip_norm"});
     auto lr = r.number("lr", std::nullopt, true);
     auto momentum = r.number("momentum", 0.0, false);
     auto decay = r.number("weight_decay", 0.0, false);
-    if (r.hadError() || !lr || !momentum || !decay)
+    bool clipRead = readClipNorm(r, clip);
+    if (r.hadError() || !lr || !momentum || !decay || !clipRead)
       return nullptr;
     return meta::SGDAttr::getChecked(emit, ctx, f64(*lr), f64(*momentum),
                                      f64(*decay));
@@ -150,13 +160,14 @@ Attribute buildOptimizer(const Constructor &c, SourceDiagnostics &diags,
   if (c.name == "adam" || c.name == "adamw") {
     bool decoupled = c.name == "adamw";
     FieldReader r(diags, *c.fields, what, c.loc,
-                  {"lr", "beta1", "beta2", "eps", "weight_decay"});
+                  {"lr", "beta1", "beta2", "eps", "weight_decay", "clip_norm"});
     auto lr = r.number("lr", 0.001, true);
     auto beta1 = r.number("beta1", 0.9, false);
     auto beta2 = r.number("beta2", 0.999, false);
     auto eps = r.number("eps", 1e-8, true);
     auto decay = r.number("weight_decay", decoupled ? 0.01 : 0.0, false);
-    if (r.hadError() || !lr || !beta1 || !beta2 || !eps || !decay)
+    bool clipRead = readClipNorm(r, clip);
+    if (r.hadError() || !lr || !beta1 || !beta2 || !eps || !decay || !clipRead)
       return nullptr;
     if (decoupled)
       return meta::AdamWAttr::getChecked(emit, ctx, f64(*lr), f64(*beta1),
@@ -260,7 +271,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   FieldReader fields(diags, decl.fields, what, decl.loc,
                      {"model", "tasks", "loss", "algorithm", "optimizer",
                       "meta_batch", "iterations", "seed", "evaluate",
-                      "checkpoint", "parallel"});
+                      "checkpoint", "parallel", "on_nonfinite"});
 
   // References to other declarations, with suggestions for typos.
   auto lookup = [&](StringRef field, auto &table,
@@ -305,8 +316,9 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   }
 
   Attribute optimizer;
+  std::optional<double> clipNorm;
   if (std::optional<Constructor> c = readConstructor(fields, "optimizer"))
-    optimizer = buildOptimizer(*c, diags, builder);
+    optimizer = buildOptimizer(*c, diags, builder, clipNorm);
   else if (!fields.has("optimizer"))
     optimizer = meta::AdamAttr::get(builder.getContext(), llvm::APFloat(1e-3),
                                     llvm::APFloat(0.9), llvm::APFloat(0.999),
@@ -315,6 +327,15 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   auto metaBatch = fields.integer("meta_batch", std::nullopt, 1);
   auto iterations = fields.integer("iterations", std::nullopt, 0);
   auto seed = fields.integer("seed", 0, 0);
+  auto onNonfinite = fields.name("on_nonfinite", std::string("stop"));
+  if (onNonfinite && *onNonfinite != "stop" && *onNonfinite != "skip" &&
+      *onNonfinite != "ignore") {
+    InFlightDiagnostic diag = fields.error(*fields.find("on_nonfinite"));
+    diag << "unknown on_nonfinite policy '" << *onNonfinite
+         << "' (expected stop, skip or ignore)";
+    attachDidYouMean(diag, *onNonfinite, {"stop", "skip", "ignore"});
+    onNonfinite.reset();
+  }
 
   meta::PlanAttr plan;
   if (const ConfigValue *parallel = recordField(fields, "parallel");
@@ -337,7 +358,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   const ConfigValue *evaluate = recordField(fields, "evaluate");
 
   if (fields.hadError() || !model || !tasks || !algorithm || !loss ||
-      !optimizer || !metaBatch || !iterations || !seed ||
+      !optimizer || !metaBatch || !iterations || !seed || !onNonfinite ||
       (fields.has("parallel") && !plan))
     return nullptr;
 
@@ -346,15 +367,22 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       algorithm, optimizer, *metaBatch, *iterations, *seed);
   if (plan)
     train.setPlanAttr(plan);
+  if (clipNorm)
+    train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
+  if (*onNonfinite != "stop")
+    train.setOnNonfinite(*onNonfinite);
   if (checkpointEvery) {
     train.setCheckpointEvery(*checkpointEvery);
     train.setCheckpointDir(*checkpointDir);
   }
   if (evaluate) {
     FieldReader e(diags, evaluate->fields, "evaluate", evaluate->loc,
-                  {"tasks", "count", "steps"});
+                  {"tasks", "count", "steps", "diverge_above"});
     auto evalTasks = e.name("tasks", *tasks);
     auto count = e.integer("count", 600, 1);
+    std::optional<double> divergeAbove;
+    if (e.has("diverge_above"))
+      divergeAbove = e.number("diverge_above", std::nullopt, true);
     int64_t defaultSteps = 0;
     if (auto maml = dyn_cast<meta::MAMLAttr>(algorithm))
       defaultSteps = maml.getSteps();
@@ -368,7 +396,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       diag << "unknown task distribution '" << *evalTasks << "'";
       attachDidYouMean(diag, *evalTasks, candidates);
     }
-    if (e.hadError() || evalFailed || !evalTasks || !count || !steps) {
+    if (e.hadError() || evalFailed || !evalTasks || !count || !steps ||
+        (e.has("diverge_above") && !divergeAbove)) {
       train.erase();
       return nullptr;
     }
@@ -379,8 +408,9 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     }
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(&train.getBody().front());
-    meta::EvaluateOp::create(builder, diags.getLocation(evaluate->loc),
-                             *evalTasks, *count, *steps);
+    meta::EvaluateOp::create(
+        builder, diags.getLocation(evaluate->loc), *evalTasks, *count, *steps,
+        divergeAbove ? builder.getF64FloatAttr(*divergeAbove) : FloatAttr());
   }
   return train;
 }

@@ -126,6 +126,12 @@ LogicalResult Evaluator::step(func::CallOp op, Frame &frame) {
 LogicalResult Evaluator::step(Operation *op, Frame &frame) {
   if (auto call = dyn_cast<func::CallOp>(op))
     return step(call, frame);
+  if (auto guard = dyn_cast<meta::UpdateGuardOp>(op)) {
+    std::vector<Tensor> results = detail::evaluateUpdateGuard(guard, frame);
+    for (auto [value, tensor] : llvm::zip_equal(op->getResults(), results))
+      frame.bind(value, std::move(tensor));
+    return success();
+  }
   if (auto outer = dyn_cast<meta::OuterStepOp>(op)) {
     FailureOr<std::vector<Tensor>> results =
         detail::evaluateOuterStep(outer, frame);

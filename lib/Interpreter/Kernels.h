@@ -32,7 +32,10 @@ private:
   llvm::DenseMap<mlir::Value, Tensor> tensors;
 };
 
-// Optimizers.cpp: the outer optimizer step (new parameters, then state).
+// Optimizers.cpp: the update guard (norms, gate) and the outer optimizer
+// step (new parameters, then state).
+std::vector<Tensor> evaluateUpdateGuard(meta::UpdateGuardOp op,
+                                        const Frame &frame);
 mlir::FailureOr<std::vector<Tensor>> evaluateOuterStep(meta::OuterStepOp op,
                                                        const Frame &frame);
 

@@ -11,12 +11,43 @@
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace metac;
 using namespace metac::interp;
 using metac::interp::detail::Frame;
+
+std::vector<Tensor>
+metac::interp::detail::evaluateUpdateGuard(meta::UpdateGuardOp op,
+                                           const Frame &frame) {
+  Tensor norms{{static_cast<int64_t>(op.getGrads().size())}, {}, {}, false};
+  bool finite = std::isfinite(frame.get(op.getLoss()).values.front());
+  double total = 0;
+  for (Value g : op.getGrads()) {
+    double sum = 0;
+    for (double v : frame.get(g).values)
+      sum += v * v;
+    // Past the element type's range, as PyTorch's norm in that type.
+    auto type =
+        cast<FloatType>(cast<RankedTensorType>(g.getType()).getElementType());
+    if (sum >
+        llvm::APFloat::getLargest(type.getFloatSemantics()).convertToDouble())
+      sum = std::numeric_limits<double>::infinity();
+    norms.values.push_back(sum);
+    finite = finite && std::isfinite(sum);
+    total += sum;
+  }
+  // torch.nn.utils.clip_grad_norm_: max_norm / (total_norm + 1e-6), at most 1.
+  double scale = 1;
+  if (std::optional<llvm::APFloat> clip = op.getClipNorm())
+    scale = std::min(1.0, clip->convertToDouble() / (std::sqrt(total) + 1e-6));
+  Tensor gate{{2}, {finite ? 1.0 : 0.0, scale}, {}, false};
+  return {std::move(norms), std::move(gate)};
+}
 
 FailureOr<std::vector<Tensor>>
 metac::interp::detail::evaluateOuterStep(meta::OuterStepOp op,
@@ -27,9 +58,22 @@ metac::interp::detail::evaluateOuterStep(meta::OuterStepOp op,
     params.push_back(frame.get(p));
   for (Value s : op.getState())
     state.push_back(frame.get(s));
-  auto grad = [&](size_t i) -> const Tensor & {
-    return frame.get(op.getGrads()[i]);
-  };
+  std::vector<Tensor> grads;
+  for (Value g : op.getGrads())
+    grads.push_back(frame.get(g));
+  if (Value gateValue = op.getGate()) {
+    const std::vector<double> &gate = frame.get(gateValue).values;
+    if (gate[0] == 0) { // a skipped update changes nothing
+      std::vector<Tensor> results = std::move(params);
+      for (Tensor &s : state)
+        results.push_back(std::move(s));
+      return results;
+    }
+    for (Tensor &g : grads)
+      for (double &v : g.values)
+        v *= gate[1];
+  }
+  auto grad = [&](size_t i) -> const Tensor & { return grads[i]; };
   Attribute optimizer = op.getOptimizer();
 
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {

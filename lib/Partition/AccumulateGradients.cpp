@@ -52,8 +52,9 @@ private:
   int64_t chunks;
   Combine combine;
   SetVector<Operation *> batchOps;
-  /// Operands to rewire, each holding a per-chunk value.
-  SmallVector<OpOperand *> points;
+  /// Operands to rewire, each holding a per-chunk value, once each (a
+  /// collective's input may be reached from several users of its result).
+  SetVector<OpOperand *> points;
 };
 
 void Chunker::collectPoints() {
@@ -70,13 +71,13 @@ void Chunker::collectPoints() {
           return user->hasTrait<OpTrait::IsTerminator>() ||
                  !batchOps.contains(user);
         })) {
-      points.push_back(&def->getOpOperand(0));
+      points.insert(&def->getOpOperand(0));
       return;
     }
-    points.push_back(&use);
+    points.insert(&use);
   };
   for (Operation &op : entry)
-    if (isa<meta::OuterStepOp>(op))
+    if (isa<meta::OuterStepOp, meta::UpdateGuardOp>(op))
       for (OpOperand &use : op.getOpOperands())
         consider(use);
   for (OpOperand &use : entry.getTerminator()->getOpOperands())
@@ -90,10 +91,11 @@ LogicalResult Chunker::run() {
   auto batchArgs = entry.getArguments().take_back(kBatchArguments);
   int64_t tasks = cast<RankedTensorType>(batchArgs[0].getType()).getDimSize(0);
   // What depends on the batch, up to the outer step (whose results are the
-  // next iteration's parameters, computed once).
+  // next iteration's parameters, computed once) and its guard (which looks
+  // at the whole gradient).
   batchOps =
       partition::getDependents(entry, ValueRange(batchArgs), [](Operation *op) {
-        return isa<meta::OuterStepOp>(op);
+        return isa<meta::OuterStepOp, meta::UpdateGuardOp>(op);
       });
   collectPoints();
 

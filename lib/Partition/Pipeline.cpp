@@ -577,8 +577,9 @@ LogicalResult PipelineSplitter::analyze() {
     return function.emitOpError("has no task batch to pipeline");
   auto batchArgs = entry.getArguments().take_back(kBatchArguments);
   SetVector<Operation *> batchOps =
-      getDependents(entry, ValueRange(batchArgs),
-                    [](Operation *op) { return isa<meta::OuterStepOp>(op); });
+      getDependents(entry, ValueRange(batchArgs), [](Operation *op) {
+        return isa<meta::OuterStepOp, meta::UpdateGuardOp>(op);
+      });
   SmallVector<Value> ownerResults;
   for (Operation *op : batchOps)
     if (hasTaskAxis(op)) {

@@ -107,7 +107,7 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
     writeTasks(os, e.tasks);
     os << ", " << e.count << ", "
        << (p.stages > 1 ? "metac_stages_" + std::to_string(i + 1) : "0") << ", "
-       << e.accuracy << "},\n";
+       << e.accuracy << ", " << llvm::format("%.17g", e.divergeAbove) << "},\n";
   }
   if (p.evaluations.empty())
     os << "  {0, 0, {0, {{0, 0}, {0, 0}, {0, 0}, 0, 0, 0}, 0}, 0},\n";
@@ -123,6 +123,7 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ",\n  .checkpoint_every = " << p.checkpointEvery
      << ", .checkpoint_dir = "
      << (p.checkpointDir.empty() ? "0" : quoted(p.checkpointDir))
+     << ",\n  .guarded = " << p.guarded << ", .on_nonfinite = " << p.onNonfinite
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

@@ -126,6 +126,8 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
                 plan.getPipeline()};
   if (auto stages = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
     d.stages = stages.getInt();
+  d.onNonfinite = train.getOnNonfinite() == "skip" ? METART_NONFINITE_SKIP
+                                                   : METART_NONFINITE_STOP;
   meta::OptimizerStateLayout layout =
       meta::getOptimizerStateLayout(train.getOptimizer());
   d.statePerParam = layout.perParam;
@@ -176,6 +178,11 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     d.params[i].shape = d.paramShapes[i].data();
   }
 
+  // Every stage's step has the guard when one has (it looks at the whole,
+  // replicated gradient).
+  if (stepFunction)
+    stepFunction.walk([&](meta::UpdateGuardOp) { d.guarded = true; });
+
   FailureOr<TasksDescription> tasks =
       describeTasks(module.lookupSymbol<meta::TasksOp>(train.getTasks()));
   if (failed(tasks))
@@ -195,9 +202,12 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
       auto function = module.lookupSymbol<func::FuncOp>(
           stageFunction(name, d.stages, d.stages - 1));
       bool accuracy = function && function.getNumResults() == 2;
+      double limit = evaluate.getDivergeAbove()
+                         ? evaluate.getDivergeAbove()->convertToDouble()
+                         : 0.0;
       d.evaluations.push_back({name, steps,
                                static_cast<int64_t>(evaluate.getCount()),
-                               *evalTasks, accuracy});
+                               *evalTasks, accuracy, limit});
     }
   }
   return d;

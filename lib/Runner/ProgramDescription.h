@@ -32,6 +32,8 @@ struct EvaluationDescription {
   TasksDescription tasks;
   /// Whether the function also returns per-task accuracies.
   bool accuracy = false;
+  /// Tasks whose loss is above this (> 0) have diverged (0: non-finite only).
+  double divergeAbove = 0;
 };
 
 struct ProgramDescription {
@@ -53,6 +55,10 @@ struct ProgramDescription {
   /// Pipeline stages: the step and each evaluation function have one
   /// function per stage, `<name>.stage<s>`.
   int64_t stages = 1;
+  /// Whether the step has an update guard (and returns its gradient norms
+  /// after the loss), and the spec's policy (metart_nonfinite).
+  bool guarded = false;
+  int32_t onNonfinite = 0;
 };
 
 /// The symbol of `function`'s code for pipeline stage `stage`.

@@ -103,6 +103,8 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     desc.mesh[axis] = program->mesh[axis];
   desc.loss_name = program->lossName.c_str();
   desc.checkpoint_every = program->checkpointEvery;
+  desc.guarded = program->guarded;
+  desc.on_nonfinite = program->onNonfinite;
   desc.checkpoint_dir =
       program->checkpointDir.empty() ? nullptr : program->checkpointDir.c_str();
   std::vector<metart_eval_desc> evals;
@@ -113,9 +115,10 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     if (failed(fns))
       return failure();
     evalStages.push_back(std::move(*fns));
-    metart_eval_desc eval{e.steps,      evalStages.back().front(),
-                          e.tasks.spec, e.count,
-                          nullptr,      e.accuracy};
+    metart_eval_desc eval{e.steps,       evalStages.back().front(),
+                          e.tasks.spec,  e.count,
+                          nullptr,       e.accuracy,
+                          e.divergeAbove};
     if (stages > 1)
       eval.stage_functions = evalStages.back().data();
     eval.tasks.path = e.tasks.path.c_str();
@@ -138,15 +141,23 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.progress = options.progress;
   run.train.profile = options.profile ? 1 : 0;
   run.train.no_graph = options.noCudaGraph ? 1 : 0;
+  run.train.on_nonfinite = options.onNonfinite;
+  run.train.max_consecutive_skips = options.maxConsecutiveSkips;
+  run.train.diverge_above = options.divergeAbove;
   run.seed = options.seed ? static_cast<int64_t>(*options.seed) : -1;
   run.backend = orNull(options.backend);
   run.memory_limit_bytes = options.memoryLimit;
 
   os.flush();
   char error[1024] = "";
-  if (metart_run(&desc, &run, stdout, error, sizeof(error))) {
+  if (metart_status status =
+          metart_run(&desc, &run, stdout, error, sizeof(error))) {
     if (metart_world_size() <= 1)
       return emitError(loc, "training failed: ") << error;
+    // Every rank stops at a non-finite meta-iteration by itself.
+    if (status == METART_ERROR_NONFINITE)
+      return emitError(loc, "training failed on rank ")
+             << metart_world_rank() << ": " << error;
     emitError(loc, "training failed on rank ")
         << metart_world_rank() << ": " << error;
     // The other ranks may wait for this one in a collective: stop the job.

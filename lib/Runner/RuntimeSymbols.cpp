@@ -63,6 +63,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_scratch_alloc", reinterpret_cast<void *>(&metart_scratch_alloc)},
       {"metart_scratch_reset", reinterpret_cast<void *>(&metart_scratch_reset)},
       {"metart_sgd_update", reinterpret_cast<void *>(&metart_sgd_update)},
+      {"metart_update_guard", reinterpret_cast<void *>(&metart_update_guard)},
   };
   return symbols;
 }

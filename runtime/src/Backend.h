@@ -157,8 +157,13 @@ public:
   virtual KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
                                  const void *grad, void *momentumBuffer,
                                  const SgdOptions &options) = 0;
-  /// Adds one to the i64 at `counter` (the optimizer's step count).
-  virtual KernelStatus increment(int64_t *counter) = 0;
+  /// Adds one to the i64 at `counter` (the optimizer's step count), unless
+  /// `gate` (null: always) says to skip the update.
+  virtual KernelStatus increment(int64_t *counter, const double *gate) = 0;
+  /// metart_update_guard: `norms[i]` the squared norm of gradient i,
+  /// `gate` [apply, scale].
+  virtual KernelStatus updateGuard(const GuardInputs &inputs, double *norms,
+                                   double *gate) = 0;
   virtual KernelStatus adamUpdate(metart_dtype dtype, int64_t count,
                                   void *param, const void *grad, void *expAvg,
                                   void *expAvgSq,

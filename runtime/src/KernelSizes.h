@@ -91,18 +91,33 @@ struct LossSizes {
   int64_t entries, samples, classes;
 };
 
-/// Hyperparameters of `metart_sgd_update`.
+/// Hyperparameters of `metart_sgd_update`. `gate` (null: always apply)
+/// is metart_update_guard's [apply, scale] in the backend's memory.
 struct SgdOptions {
   double lr, momentum, weightDecay;
+  const double *gate = nullptr;
 };
 
-/// Hyperparameters of `metart_adam_update`. The step number lives in the
-/// backend's memory (so that a recorded step replays with the current
-/// count).
+/// Hyperparameters of `metart_adam_update`. The step number and the gate
+/// live in the backend's memory (so that a recorded step replays with the
+/// current count and verdict).
 struct AdamOptions {
   const int64_t *step;
   double lr, beta1, beta2, eps, weightDecay;
   bool decoupled;
+  const double *gate = nullptr;
+};
+
+/// The gradients of `metart_update_guard`: `count` tensors of one float
+/// type, `data[i]` with `sizes[i]` elements.
+struct GuardInputs {
+  int64_t count;
+  const void *const *data;
+  const int64_t *sizes;
+  metart_dtype dtype;
+  const void *loss;
+  metart_dtype lossType;
+  double clipNorm;
 };
 
 } // namespace metart

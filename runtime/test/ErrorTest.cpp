@@ -337,36 +337,40 @@ TEST_F(Errors, Optimizers) {
   // Step counts: i64 scalars (Owned's storage holds 8 bytes per element).
   Owned zero({}, METART_I64), one({}, METART_I64), wide({2}, METART_I64);
   *reinterpret_cast<int64_t *>(one.data.data()) = 1;
-  expectInvalid(
-      metart_sgd_update(context, p.get(), g.get(), nullptr, 0.1, 0.9, 0),
-      "metart_sgd_update: momentum 0.9 needs a momentum_buffer, got "
-      "null");
-  expectInvalid(
-      metart_sgd_update(context, p.get(), other.get(), nullptr, 0.1, 0, 0),
-      "metart_sgd_update: grad shape [4] does not match the "
-      "expected shape [3]");
-  expectInvalid(
-      metart_sgd_update(context, p.get(), g.get(), p.get(), 0.1, 0.9, 0),
-      "metart_sgd_update: momentum_buffer and param overlap in "
-      "memory");
+  expectInvalid(metart_sgd_update(context, p.get(), g.get(), nullptr, 0.1, 0.9,
+                                  0, nullptr),
+                "metart_sgd_update: momentum 0.9 needs a momentum_buffer, got "
+                "null");
+  expectInvalid(metart_sgd_update(context, p.get(), other.get(), nullptr, 0.1,
+                                  0, 0, nullptr),
+                "metart_sgd_update: grad shape [4] does not match the "
+                "expected shape [3]");
+  expectInvalid(metart_sgd_update(context, p.get(), g.get(), p.get(), 0.1, 0.9,
+                                  0, nullptr),
+                "metart_sgd_update: momentum_buffer and param overlap in "
+                "memory");
   expectInvalid(metart_adam_update(context, p.get(), g.get(), m.get(), v.get(),
-                                   zero.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0),
+                                   zero.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0,
+                                   nullptr),
                 "metart_adam_update: step 0 is not a 1-based step number");
   expectInvalid(metart_adam_update(context, p.get(), g.get(), m.get(), v.get(),
-                                   one.get(), 0.1, 1.0, 0.999, 1e-8, 0, 0),
+                                   one.get(), 0.1, 1.0, 0.999, 1e-8, 0, 0,
+                                   nullptr),
                 "metart_adam_update: expects betas in [0, 1), got 1 and "
                 "0.999");
   expectInvalid(metart_adam_update(context, p.get(), g.get(), m.get(), m.get(),
-                                   one.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0),
+                                   one.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0,
+                                   nullptr),
                 "metart_adam_update: exp_avg_sq and exp_avg overlap in memory");
   expectInvalid(metart_adam_update(context, p.get(), g.get(), m.get(), v.get(),
-                                   p.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0),
+                                   p.get(), 0.1, 0.9, 0.999, 1e-8, 0, 0,
+                                   nullptr),
                 "metart_adam_update: step must be one i64 element, got [3] "
                 "f32");
-  expectInvalid(metart_increment(context, wide.get()),
+  expectInvalid(metart_increment(context, wide.get(), nullptr),
                 "metart_increment: counter must be one i64 element, got [2] "
                 "i64");
-  expectInvalid(metart_increment(context, nullptr),
+  expectInvalid(metart_increment(context, nullptr, nullptr),
                 "metart_increment: counter is null");
 }
 

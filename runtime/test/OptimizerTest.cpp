@@ -63,7 +63,7 @@ private:
 
 TEST_F(Optimizers, IncrementCountsSteps) {
   StepCount count(41);
-  ASSERT_EQ(metart_increment(context, count.get()), METART_OK);
+  ASSERT_EQ(metart_increment(context, count.get(), nullptr), METART_OK);
   EXPECT_EQ(count.value, 42);
 }
 
@@ -78,7 +78,7 @@ TEST_F(Optimizers, SgdWithMomentumAndWeightDecayByHand) {
   double buffers[] = {0.51, 0.96849, 1.38016251};
   for (int step = 0; step < 3; ++step) {
     ASSERT_EQ(metart_sgd_update(context, pt.get(), gt.get(), bt.get(), 0.1, 0.9,
-                                0.01),
+                                0.01, nullptr),
               METART_OK);
     EXPECT_NEAR(p[0], expected[step], 1e-15);
     EXPECT_NEAR(buf[0], buffers[step], 1e-15);
@@ -88,7 +88,8 @@ TEST_F(Optimizers, SgdWithMomentumAndWeightDecayByHand) {
 TEST_F(Optimizers, PlainSgdNeedsNoBuffer) {
   std::vector<double> p = {1, -2}, g = {0.5, 0.25};
   Vector pt(p), gt(g);
-  ASSERT_EQ(metart_sgd_update(context, pt.get(), gt.get(), nullptr, 0.1, 0, 0),
+  ASSERT_EQ(metart_sgd_update(context, pt.get(), gt.get(), nullptr, 0.1, 0, 0,
+                              nullptr),
             METART_OK);
   EXPECT_DOUBLE_EQ(p[0], 0.95);
   EXPECT_DOUBLE_EQ(p[1], -2.025);
@@ -102,7 +103,7 @@ TEST_F(Optimizers, AdamWithAConstantGradientStepsByLr) {
   for (int step = 1; step <= 3; ++step) {
     ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
                                  vt.get(), StepCount(step).get(), 0.1, 0.9,
-                                 0.999, 1e-8, 0, 0),
+                                 0.999, 1e-8, 0, 0, nullptr),
               METART_OK);
     EXPECT_NEAR(p[0], 1 - step * 0.1 * 0.5 / (0.5 + 1e-8), 1e-14);
   }
@@ -118,7 +119,7 @@ TEST_F(Optimizers, AdamWShrinksBeforeTheStep) {
   for (int step = 1; step <= 3; ++step) {
     ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
                                  vt.get(), StepCount(step).get(), 0.1, 0.9,
-                                 0.999, 1e-8, 0.1, 1),
+                                 0.999, 1e-8, 0.1, 1, nullptr),
               METART_OK);
     expected = expected * (1 - 0.1 * 0.1) - 0.1 * 0.5 / (0.5 + 1e-8);
     EXPECT_NEAR(p[0], expected, 1e-14);
@@ -189,13 +190,13 @@ void checkAgainstReference(metart_context *context, int kind,
     Vector pt(p), gt(g), mt(m), vt(v);
     if (kind == 0) {
       ASSERT_EQ(metart_sgd_update(context, pt.get(), gt.get(), mt.get(), 0.05,
-                                  0.9, 0.01),
+                                  0.9, 0.01, nullptr),
                 METART_OK);
       ref.sgd(gd, 0.05, 0.9, 0.01);
     } else {
       ASSERT_EQ(metart_adam_update(context, pt.get(), gt.get(), mt.get(),
                                    vt.get(), StepCount(step).get(), 0.01, 0.9,
-                                   0.99, 1e-8, 0.05, kind == 2),
+                                   0.99, 1e-8, 0.05, kind == 2, nullptr),
                 METART_OK);
       ref.adam(gd, step, 0.01, 0.9, 0.99, 1e-8, 0.05, kind == 2);
     }

@@ -11,8 +11,9 @@ parameters and task batch), and recomputes the same step from the printed
 inputs with PyTorch: per task, the inner SGD steps with
 `torch.autograd.grad(..., create_graph=(order == 2))`, the query loss, the
 mean over tasks, its gradient with respect to the initial parameters, and
-theta - 1.0 * grad. The new parameters and the meta-loss must agree to a
-relative error below 1e-9 (f64) or 1e-4 (f32).
+theta - 1.0 * grad. The new parameters, the meta-loss and the update
+guard's squared norm of each meta-gradient (the step's last result) must
+agree to a relative error below 1e-9 (f64) or 1e-4 (f32).
 
 Run with Debian's /usr/bin/python3 and its python3-torch.
 """
@@ -34,7 +35,9 @@ except ImportError as error:
         "/usr/bin/python3"
     )
 
-# name, hidden sizes, activation, inner steps, inner lr, order, dtype, loss
+# name, hidden sizes, activation, inner steps, inner lr, order, dtype, loss,
+# and optionally the outer gradient's clip_norm (clipped with PyTorch's
+# torch.nn.utils.clip_grad_norm_ on the reference side)
 CONFIGS = [
     ("relu_order2", [7, 5], "relu", 1, 0.01, 2, "f64", "mse"),
     ("tanh_order2_3steps", [9, 3], "tanh", 3, 0.1, 2, "f64", "mse"),
@@ -42,6 +45,8 @@ CONFIGS = [
     ("relu_order1_2steps", [11], "relu", 2, 0.05, 1, "f64", "mse"),
     ("tanh_order2_f32", [7, 5], "tanh", 2, 0.1, 2, "f32", "mse"),
     ("relu_order2_xent", [6], "relu", 2, 0.2, 2, "f64", "cross_entropy"),
+    ("tanh_order2_clipped", [7, 5], "tanh", 2, 0.1, 2, "f64", "mse", 0.05),
+    ("relu_order2_clipped_f32", [9], "relu", 1, 0.1, 2, "f32", "mse", 0.02),
 ]
 META_BATCH, SUPPORT, QUERY, FEATURES, CLASSES = 3, 5, 4, 3, 3
 
@@ -70,7 +75,8 @@ def write_episodes(path, dtype):
 
 
 def write_spec(directory, config):
-    name, hidden, activation, steps, lr, order, dtype, loss = config
+    name, hidden, activation, steps, lr, order, dtype, loss = config[:8]
+    clip = f", clip_norm = {config[8]}" if len(config) > 8 else ""
     if loss == "mse":
         features, out = 1, 1
         tasks = (f"tasks t = sinusoid {{ support = {SUPPORT}, query = {QUERY}, "
@@ -88,7 +94,7 @@ def write_spec(directory, config):
     lines.append(
         f"train {name} {{ model = m, tasks = t, loss = {loss}, "
         f"algorithm = maml {{ steps = {steps}, inner_lr = {lr}, order = {order} }}, "
-        f"optimizer = sgd {{ lr = 1.0 }}, meta_batch = {META_BATCH}, iterations = 1 }}")
+        f"optimizer = sgd {{ lr = 1.0{clip} }}, meta_batch = {META_BATCH}, iterations = 1 }}")
     spec = directory / f"{name}.meta"
     spec.write_text("\n".join(lines) + "\n")
     return spec
@@ -101,7 +107,7 @@ def tensor(entry, dtype):
 
 
 def torch_step(config, inputs):
-    _, hidden, activation, steps, lr, order, dtype, loss_kind = config
+    _, hidden, activation, steps, lr, order, dtype, loss_kind = config[:8]
     dt = torch.float64 if dtype == "f64" else torch.float32
     n = 2 * (len(hidden) + 1)
     params = [tensor(e, dt).requires_grad_() for e in inputs[:n]]
@@ -129,8 +135,16 @@ def torch_step(config, inputs):
         query_losses.append(loss(model(fast, qx[t]), qy[t]))
     meta_loss = torch.stack(query_losses).mean()
     grads = torch.autograd.grad(meta_loss, params)
+    norms = torch.stack([(g.double() ** 2).sum() for g in grads])
+    if len(config) > 8:
+        # clip_grad_norm_ clips the .grad of what it is given.
+        holders = [torch.zeros_like(g, requires_grad=True) for g in grads]
+        for holder, g in zip(holders, grads):
+            holder.grad = g.detach().clone()
+        torch.nn.utils.clip_grad_norm_(holders, config[8])
+        grads = [holder.grad for holder in holders]
     new_params = [(p - 1.0 * g).detach() for p, g in zip(params, grads)]
-    return new_params, meta_loss.detach()
+    return new_params, meta_loss.detach(), norms
 
 
 def relative_error(actual, expected):
@@ -164,13 +178,16 @@ def main():
                 data = json.loads(result.stdout)
                 inputs, outputs = data["inputs"], data["outputs"]
                 n = 2 * (len(config[1]) + 1)
-                expected_params, expected_loss = torch_step(config, inputs)
+                expected_params, expected_loss, expected_norms = torch_step(
+                    config, inputs)
                 dt = torch.float64 if dtype == "f64" else torch.float32
                 errors = [relative_error(tensor(outputs[i], torch.float64),
                                          expected_params[i].double())
                           for i in range(n)]
-                errors.append(relative_error(tensor(outputs[-1], torch.float64),
+                errors.append(relative_error(tensor(outputs[-2], torch.float64),
                                              expected_loss.double()))
+                errors.append(relative_error(tensor(outputs[-1], torch.float64),
+                                             expected_norms))
                 worst = max(errors)
                 tolerance = 1e-9 if dtype == "f64" else 1e-4
                 status = "ok" if worst < tolerance else "FAILED"

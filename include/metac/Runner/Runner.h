@@ -34,6 +34,12 @@ struct RunOptions {
   bool profile = false;
   /// Run each meta-iteration op by op instead of replaying a CUDA graph.
   bool noCudaGraph = false;
+  /// metart_nonfinite overriding the spec's (0: the spec's), the skips in a
+  /// row that still stop a run under skip (0: the runtime's default), and
+  /// the evaluation's divergence threshold (0: the spec's).
+  int32_t onNonfinite = 0;
+  int64_t maxConsecutiveSkips = 0;
+  double divergeAbove = 0;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

@@ -84,6 +84,7 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   LogicalResult lowerOuterStep(meta::OuterStepOp op);
+  void lowerUpdateGuard(meta::UpdateGuardOp op);
   LogicalResult lowerConcat(tensor::ConcatOp op);
   LogicalResult lowerSlice(tensor::ExtractSliceOp op);
   void lowerReturn(func::ReturnOp op);
@@ -197,16 +198,18 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   Value ctx = emit.context();
   size_t n = op.getParams().size();
   Attribute optimizer = op.getOptimizer();
+  // The guard's verdict stays on the device: every update reads it there.
+  Value gate = op.getGate() ? operand(op.getGate()) : emit.null();
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
     bool momentum = !sgd.getMomentum().isZero();
     for (size_t i = 0; i < n; ++i)
-      emit.checkedCall("metart_sgd_update",
-                       {ctx, operand(op.getParams()[i]),
-                        operand(op.getGrads()[i]),
-                        momentum ? operand(op.getState()[i]) : emit.null(),
-                        emit.f64(sgd.getLr().convertToDouble()),
-                        emit.f64(sgd.getMomentum().convertToDouble()),
-                        emit.f64(sgd.getWeightDecay().convertToDouble())});
+      emit.checkedCall(
+          "metart_sgd_update",
+          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
+           momentum ? operand(op.getState()[i]) : emit.null(),
+           emit.f64(sgd.getLr().convertToDouble()),
+           emit.f64(sgd.getMomentum().convertToDouble()),
+           emit.f64(sgd.getWeightDecay().convertToDouble()), gate});
   } else {
     bool decoupled = isa<meta::AdamWAttr>(optimizer);
     auto hyper = [&](auto adam) {
@@ -221,19 +224,36 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     // and Adam reads there: no host round trip, so a recorded
     // meta-iteration (a CUDA graph) replays with the current count.
     Value counter = operand(op.getState().back());
-    emit.checkedCall("metart_increment", {ctx, counter});
+    emit.checkedCall("metart_increment", {ctx, counter, gate});
     for (size_t i = 0; i < n; ++i)
       emit.checkedCall("metart_adam_update",
                        {ctx, operand(op.getParams()[i]),
                         operand(op.getGrads()[i]), operand(op.getState()[i]),
                         operand(op.getState()[n + i]), counter, emit.f64(h[0]),
                         emit.f64(h[1]), emit.f64(h[2]), emit.f64(h[3]),
-                        emit.f64(h[4]), emit.i32(decoupled)});
+                        emit.f64(h[4]), emit.i32(decoupled), gate});
   }
   for (auto [r, v] : llvm::zip(
            op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
     descriptors[r] = operand(v);
   return success();
+}
+
+void StepLowering::lowerUpdateGuard(meta::UpdateGuardOp op) {
+  SmallVector<Value> grads;
+  for (Value g : op.getGrads())
+    grads.push_back(operand(g));
+  double clip = op.getClipNorm() ? op.getClipNorm()->convertToDouble() : 0.0;
+  Value norms =
+      emit.descriptor(cast<RankedTensorType>(op.getNorms().getType()));
+  Value gate = emit.descriptor(cast<RankedTensorType>(op.getGate().getType()));
+  descriptors[op.getNorms()] = norms;
+  descriptors[op.getGate()] = gate;
+  emit.checkedCall("metart_update_guard",
+                   {emit.context(), operand(op.getLoss()),
+                    emit.pointerArray(grads),
+                    emit.i64(static_cast<int64_t>(grads.size())),
+                    emit.f64(clip), norms, gate});
 }
 
 void StepLowering::lowerReturn(func::ReturnOp op) {
@@ -291,6 +311,10 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return lowerConstant(c);
   if (auto outer = dyn_cast<meta::OuterStepOp>(op))
     return lowerOuterStep(outer);
+  if (auto guard = dyn_cast<meta::UpdateGuardOp>(op)) {
+    lowerUpdateGuard(guard);
+    return success();
+  }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op))
     return lowerConcat(concat);
   if (isa<tensor::EmptyOp>(op)) {

@@ -151,6 +151,23 @@ Value RuntimeCallEmitter::offsetBytes(Value pointer, int64_t bytes) {
                              ArrayRef<LLVM::GEPArg>{bytes});
 }
 
+Value RuntimeCallEmitter::pointerArray(ValueRange pointers) {
+  auto type = LLVM::LLVMArrayType::get(ptr, pointers.size());
+  Value slot;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(allocaCount);
+    slot = LLVM::AllocaOp::create(b, loc, ptr, type, allocaCount, 8);
+  }
+  for (auto [i, pointer] : llvm::enumerate(pointers)) {
+    Value address =
+        LLVM::GEPOp::create(b, loc, ptr, ptr, slot,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    LLVM::StoreOp::create(b, loc, pointer, address);
+  }
+  return slot;
+}
+
 Value RuntimeCallEmitter::arrayElement(Value array, int64_t index) {
   Value address = LLVM::GEPOp::create(b, loc, ptr, ptr, array,
                                       ArrayRef<LLVM::GEPArg>{index});

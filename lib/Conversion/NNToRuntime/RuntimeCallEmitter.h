@@ -52,6 +52,8 @@ public:
   mlir::Value dataOf(mlir::Value descriptor);
   /// `pointer` advanced by `bytes`.
   mlir::Value offsetBytes(mlir::Value pointer, int64_t bytes);
+  /// A stack array of `pointers` (a `metart_tensor *const *` argument).
+  mlir::Value pointerArray(mlir::ValueRange pointers);
   /// `descriptors[index]` of a `metart_tensor **` array.
   mlir::Value arrayElement(mlir::Value array, int64_t index);
 

@@ -40,6 +40,9 @@ typedef enum metart_status {
   METART_ERROR_BACKEND = 4,
   METART_ERROR_IO = 5,
   METART_ERROR_OUT_OF_RANGE = 6,
+  /** Training stopped at a meta-iteration whose meta-loss or outer gradient
+   *  was not finite (every rank of a mesh stops with it). */
+  METART_ERROR_NONFINITE = 7,
 } metart_status;
 
 typedef enum metart_dtype {
@@ -280,17 +283,38 @@ metart_status metart_nn_accuracy(metart_context *context,
  * Outer optimizers (meta.outer_step), in place, PyTorch's update rules
  *===----------------------------------------------------------------------===*/
 
+/** The health check of an outer update (meta.update_guard), before the
+ *  optimizer reads the gradients: `norms` (f64 [count]) receives the
+ *  squared L2 norm of each of the `count` gradients, summed in double (not
+ *  finite when a gradient holds a non-finite value); `gate` (f64 [2])
+ *  receives [1 if the 0-d `loss` and every norm are finite else 0, the
+ *  gradient scale min(1, clip_norm / (sqrt(sum of norms) + 1e-6)), or 1 when
+ *  `clip_norm` is 0]: torch.nn.utils.clip_grad_norm_'s coefficient. Both
+ *  stay in the context's memory, where the updates read the gate. */
+metart_status metart_update_guard(metart_context *context,
+                                  const metart_tensor *loss,
+                                  const metart_tensor *const *grads,
+                                  int64_t count, double clip_norm,
+                                  const metart_tensor *norms,
+                                  const metart_tensor *gate);
+
+/* The updates below take an optional `gate` (f64 [2], NULL: always apply,
+ * unscaled) from metart_update_guard: when gate[0] is 0 they change
+ * nothing; otherwise the gradient is multiplied by gate[1] first. */
+
 /** SGD: `momentum_buffer` may be NULL when momentum is 0. */
 metart_status metart_sgd_update(metart_context *context,
                                 const metart_tensor *param,
                                 const metart_tensor *grad,
                                 const metart_tensor *momentum_buffer, double lr,
-                                double momentum, double weight_decay);
+                                double momentum, double weight_decay,
+                                const metart_tensor *gate);
 /** Adds one to `counter`, an i64 scalar in the context's memory (the
  *  optimizer's step count, kept there so that a recorded meta-iteration
  *  replays with the current count). */
 metart_status metart_increment(metart_context *context,
-                               const metart_tensor *counter);
+                               const metart_tensor *counter,
+                               const metart_tensor *gate);
 /** Adam (`decoupled` = 0, L2 added to the gradient) and AdamW (`decoupled`
  *  = 1); `step` is an i64 scalar in the context's memory holding the
  *  1-based number of this update (on the CPU, a value below 1 is an
@@ -300,7 +324,8 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
                    const metart_tensor *grad, const metart_tensor *exp_avg,
                    const metart_tensor *exp_avg_sq, const metart_tensor *step,
                    double lr, double beta1, double beta2, double eps,
-                   double weight_decay, int decoupled);
+                   double weight_decay, int decoupled,
+                   const metart_tensor *gate);
 
 #ifdef __cplusplus
 }

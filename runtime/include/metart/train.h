@@ -54,7 +54,23 @@ typedef struct metart_eval_spec {
   metart_tasks *tasks;
   int64_t count;    /* evaluation tasks */
   int32_t accuracy; /* whether `function` also returns accuracies */
+  /** A task whose query loss is above this (> 0), or not finite, has
+   *  diverged; 0: only non-finite losses diverge. */
+  double diverge_above;
 } metart_eval_spec;
+
+/** What a meta-iteration with a non-finite meta-loss or outer gradient
+ *  does (its update is never applied). */
+typedef enum metart_nonfinite {
+  /** Options: the program's policy. Programs: as STOP. */
+  METART_NONFINITE_PROGRAM = 0,
+  /** End the run with METART_ERROR_NONFINITE, naming the iteration, the
+   *  meta-loss and the first non-finite parameter or gradient. */
+  METART_NONFINITE_STOP = 1,
+  /** Drop the update and go on; the run still stops after
+   *  `max_consecutive_skips` skipped iterations in a row. */
+  METART_NONFINITE_SKIP = 2,
+} metart_nonfinite;
 
 typedef struct metart_program {
   const char *name;
@@ -80,6 +96,10 @@ typedef struct metart_program {
    *  Parameters and optimizer state are replicated; evaluation functions
    *  take local batches and return the losses of all T tasks. */
   int64_t mesh[4];
+  /** Non-zero: the step has an update guard and returns, after the loss,
+   *  the squared norm of each outer gradient (f64 [num_params]). */
+  int32_t guarded;
+  int32_t on_nonfinite; /* metart_nonfinite */
 } metart_program;
 
 typedef struct metart_train_options {
@@ -101,6 +121,13 @@ typedef struct metart_train_options {
    *  backend that can record (CUDA, one rank, not profiling) records the
    *  second meta-iteration as a CUDA graph and replays it for the rest. */
   int32_t no_graph;
+  /** metart_nonfinite; METART_NONFINITE_PROGRAM: the program's. */
+  int32_t on_nonfinite;
+  /** Under SKIP, the run stops after this many skipped meta-iterations in
+   *  a row (0: 20). */
+  int64_t max_consecutive_skips;
+  /** > 0: replaces every evaluation's divergence threshold. */
+  double diverge_above;
 } metart_train_options;
 
 typedef struct metart_eval_result {
@@ -113,6 +140,14 @@ typedef struct metart_eval_result {
   int32_t has_accuracy;
   double accuracy;
   double accuracy_ci95;
+  /** `mean`, `ci95` and the accuracy are over the `count - diverged` tasks
+   *  that stayed finite (and at most `diverge_above`, when > 0); `median`
+   *  is over all `count` tasks, a diverged one counting as +infinity
+   *  (infinite when more than half diverged). */
+  double median;
+  int64_t diverged;
+  int64_t nonfinite; /* of the diverged, those with a non-finite loss */
+  double diverge_above;
 } metart_eval_result;
 
 typedef struct metart_train_result {
@@ -130,6 +165,9 @@ typedef struct metart_train_result {
   size_t peak_host_bytes;
   /** How many meta-iterations were replays of a recorded CUDA graph. */
   int64_t replayed_iterations;
+  /** Meta-iterations whose update was skipped (non-finite, under SKIP). */
+  int64_t skipped_iterations;
+  int32_t guarded; /* whether the meta-iterations were checked */
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing
@@ -179,7 +217,8 @@ typedef struct metart_eval_desc {
   /** With pipeline stages: the function of each stage (mesh[3] entries),
    *  replacing `function`; NULL otherwise. */
   const metart_function *stage_functions;
-  int32_t accuracy; /* whether the functions also return accuracies */
+  int32_t accuracy;     /* whether the functions also return accuracies */
+  double diverge_above; /* as in metart_eval_spec */
 } metart_eval_desc;
 
 /** A compiled program as data: `metart_program` with task distributions
@@ -206,6 +245,8 @@ typedef struct metart_program_desc {
    *  each applies when the run's options leave it unset. */
   int64_t checkpoint_every;
   const char *checkpoint_dir;
+  int32_t guarded;      /* as in metart_program */
+  int32_t on_nonfinite; /* metart_nonfinite */
 } metart_program_desc;
 
 typedef struct metart_run_options {

@@ -12,19 +12,70 @@
 #include "CpuBackend.h"
 #include "Dtype.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace metart::cpu {
+
+/// The sum of the squares of `x`, in double, over four partial sums (so
+/// that the loop is not one long chain of dependent additions).
+template <typename T> static double sumOfSquares(const T *x, int64_t count) {
+  double partial[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4)
+    for (int k = 0; k < 4; ++k)
+      partial[k] += static_cast<double>(x[i + k]) * x[i + k];
+  for (; i < count; ++i)
+    partial[0] += static_cast<double>(x[i]) * x[i];
+  return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+}
+
+/// The gate's verdict and the gradient scale (1 without a gate).
+static bool skips(const double *gate) { return gate && gate[0] == 0; }
+template <typename T> static T scaleOf(const double *gate) {
+  return gate ? static_cast<T>(gate[1]) : T(1);
+}
+
+KernelStatus CpuBackend::updateGuard(const GuardInputs &in, double *norms,
+                                     double *gate) {
+  double loss = 0;
+  withFloat(in.lossType,
+            [&](auto t) { loss = *static_cast<const decltype(t) *>(in.loss); });
+  bool finite = std::isfinite(loss);
+  double total = 0;
+  for (int64_t i = 0; i < in.count; ++i) {
+    withFloat(in.dtype, [&](auto t) {
+      using T = decltype(t);
+      norms[i] = sumOfSquares(static_cast<const T *>(in.data[i]), in.sizes[i]);
+      // A squared norm past the element type's range is what PyTorch's norm
+      // in that type reports: infinite.
+      if (norms[i] > std::numeric_limits<T>::max())
+        norms[i] = std::numeric_limits<double>::infinity();
+    });
+    finite = finite && std::isfinite(norms[i]);
+    total += norms[i];
+  }
+  gate[0] = finite ? 1 : 0;
+  // torch.nn.utils.clip_grad_norm_: max_norm / (total_norm + 1e-6), at most 1.
+  gate[1] = in.clipNorm > 0
+                ? std::min(1.0, in.clipNorm / (std::sqrt(total) + 1e-6))
+                : 1.0;
+  return KernelStatus::ok();
+}
 
 template <typename T>
 static void sgdOf(int64_t count, T *param, const T *grad, T *buffer,
                   const SgdOptions &o) {
+  if (skips(o.gate))
+    return;
   T decay = static_cast<T>(o.weightDecay),
     momentum = static_cast<T>(o.momentum);
-  T rate = static_cast<T>(-o.lr);
+  T rate = static_cast<T>(-o.lr), scale = scaleOf<T>(o.gate);
   for (int64_t i = 0; i < count; ++i) {
     // d = grad + weight_decay * param; buf = momentum * buf + d; d = buf.
-    T d = o.weightDecay != 0 ? grad[i] + decay * param[i] : grad[i];
+    T g = grad[i] * scale;
+    T d = o.weightDecay != 0 ? g + decay * param[i] : g;
     if (buffer) {
       buffer[i] = momentum * buffer[i] + d;
       d = buffer[i];
@@ -56,6 +107,9 @@ template <typename T> static T lerp(T from, T to, T weight) {
 template <typename T>
 static void adamOf(int64_t count, T *param, const T *grad, T *expAvg,
                    T *expAvgSq, const AdamOptions &o) {
+  if (skips(o.gate))
+    return;
+  T scale = scaleOf<T>(o.gate);
   double step = static_cast<double>(*o.step);
   double correction1 = 1 - std::pow(o.beta1, step);
   double correction2 = 1 - std::pow(o.beta2, step);
@@ -68,7 +122,7 @@ static void adamOf(int64_t count, T *param, const T *grad, T *expAvg,
   T eps = static_cast<T>(o.eps);
   bool decays = o.weightDecay != 0;
   for (int64_t i = 0; i < count; ++i) {
-    T g = grad[i];
+    T g = grad[i] * scale;
     if (decays && o.decoupled)
       param[i] *= shrink;
     else if (decays)
@@ -80,8 +134,9 @@ static void adamOf(int64_t count, T *param, const T *grad, T *expAvg,
   }
 }
 
-KernelStatus CpuBackend::increment(int64_t *counter) {
-  ++*counter;
+KernelStatus CpuBackend::increment(int64_t *counter, const double *gate) {
+  if (!skips(gate))
+    ++*counter;
   return KernelStatus::ok();
 }
 

@@ -121,7 +121,9 @@ public:
   KernelStatus sgdUpdate(metart_dtype dtype, int64_t count, void *param,
                          const void *grad, void *momentumBuffer,
                          const SgdOptions &options) override;
-  KernelStatus increment(int64_t *counter) override;
+  KernelStatus increment(int64_t *counter, const double *gate) override;
+  KernelStatus updateGuard(const GuardInputs &inputs, double *norms,
+                           double *gate) override;
   KernelStatus adamUpdate(metart_dtype dtype, int64_t count, void *param,
                           const void *grad, void *expAvg, void *expAvgSq,
                           const AdamOptions &options) override;

@@ -21,6 +21,8 @@ template <> struct Math<float> {
   __device__ static float erfc(float v) { return ::erfcf(v); }
   __device__ static float tanh(float v) { return ::tanhf(v); }
   __device__ static bool isnan(float v) { return ::isnan(v); }
+  /// The largest finite value (FLT_MAX).
+  __device__ static constexpr double max() { return 3.4028234663852886e38; }
 };
 
 template <> struct Math<double> {
@@ -31,6 +33,8 @@ template <> struct Math<double> {
   __device__ static double erfc(double v) { return ::erfc(v); }
   __device__ static double tanh(double v) { return ::tanh(v); }
   __device__ static bool isnan(double v) { return ::isnan(v); }
+  /// The largest finite value (DBL_MAX).
+  __device__ static constexpr double max() { return 1.7976931348623157e308; }
 };
 
 } // namespace metart::cuda

@@ -11,13 +11,63 @@
 #include "CudaBackend.h"
 #include "DeviceMath.cuh"
 #include "Launch.cuh"
+#include "Reduce.cuh"
 #include "Status.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace metart::cuda {
 
 namespace {
+/// Whether the gate (null: none) skips the update, and its gradient scale.
+__device__ bool skips(const double *gate) { return gate && gate[0] == 0; }
+template <typename T> __device__ T scaleOf(const double *gate) {
+  return gate ? static_cast<T>(gate[1]) : T(1);
+}
+
+/// Gradients of one guard launch: a block per tensor (at most this many
+/// per launch, so that the kernel's parameters stay small).
+constexpr int kGuardTensors = 96;
+template <typename T> struct GuardTensors {
+  const T *data[kGuardTensors];
+  int64_t sizes[kGuardTensors];
+};
+
+/// norms[b] = the sum of squares of tensor b, in double, summed in a fixed
+/// order (so that every replay, and every rank, computes the same bits).
+template <typename T>
+__global__ void __launch_bounds__(256)
+    sumOfSquaresKernel(GuardTensors<T> tensors, double *norms) {
+  const T *x = tensors.data[blockIdx.x];
+  int64_t n = tensors.sizes[blockIdx.x];
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < n; i += 256) {
+    double v = static_cast<double>(x[i]);
+    sum += v * v;
+  }
+  sum = blockReduce<256>(sum, SumOp(), 0.0);
+  // Past the element type's range, as PyTorch's norm in that type: infinite.
+  if (sum > static_cast<double>(Math<T>::max()))
+    sum = INFINITY;
+  if (threadIdx.x == 0)
+    norms[blockIdx.x] = sum;
+}
+
+/// gate = [loss and every norm finite, min(1, clip / (||g|| + 1e-6))].
+template <typename L>
+__global__ void gateKernel(const L *loss, const double *norms, int64_t count,
+                           double clipNorm, double *gate) {
+  bool finite = isfinite(static_cast<double>(*loss));
+  double total = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    finite = finite && isfinite(norms[i]);
+    total += norms[i];
+  }
+  gate[0] = finite ? 1 : 0;
+  gate[1] = clipNorm > 0 ? fmin(1.0, clipNorm / (sqrt(total) + 1e-6)) : 1.0;
+}
+
 template <typename T> struct SgdCoefficients {
   T decay, momentum, rate;
   bool decays;
@@ -25,10 +75,14 @@ template <typename T> struct SgdCoefficients {
 
 template <typename T>
 __global__ void sgdKernel(int64_t count, T *param, const T *grad, T *buffer,
-                          SgdCoefficients<T> k) {
+                          SgdCoefficients<T> k, const double *gate) {
+  if (skips(gate))
+    return;
+  T scale = scaleOf<T>(gate);
   for (int64_t i = gridStart(); i < count; i += gridStride()) {
     // d = grad + weight_decay * param; buf = momentum * buf + d; d = buf.
-    T d = k.decays ? grad[i] + k.decay * param[i] : grad[i];
+    T g = grad[i] * scale;
+    T d = k.decays ? g + k.decay * param[i] : g;
     if (buffer) {
       buffer[i] = k.momentum * buffer[i] + d;
       d = buffer[i];
@@ -56,13 +110,16 @@ template <typename T> __device__ T lerp(T from, T to, T weight) {
 template <typename T>
 __global__ void adamKernel(int64_t count, T *param, const T *grad, T *expAvg,
                            T *expAvgSq, const int64_t *stepCount,
-                           AdamCoefficients<T> k) {
+                           AdamCoefficients<T> k, const double *gate) {
+  if (skips(gate))
+    return;
+  T scale = scaleOf<T>(gate);
   double step = static_cast<double>(*stepCount);
   double correction1 = 1 - pow(k.beta1Double, step);
   T stepSize = static_cast<T>(-(k.lr / correction1));
   T correction2Sqrt = static_cast<T>(sqrt(1 - pow(k.beta2Double, step)));
   for (int64_t i = gridStart(); i < count; i += gridStride()) {
-    T g = grad[i];
+    T g = grad[i] * scale;
     if (k.decays && k.decoupled)
       param[i] *= k.shrink;
     else if (k.decays)
@@ -88,18 +145,51 @@ KernelStatus CudaBackend::sgdUpdate(metart_dtype dtype, int64_t count,
                          static_cast<T>(-options.lr), options.weightDecay != 0};
     sgdKernel<<<blocksFor(count), kThreads, 0, stream.get()>>>(
         count, static_cast<T *>(param), static_cast<const T *>(grad),
-        static_cast<T *>(momentumBuffer), k);
+        static_cast<T *>(momentumBuffer), k, options.gate);
     return checkLaunch("sgd_update");
   });
 }
 
-static __global__ void incrementKernel(int64_t *counter) { ++*counter; }
+static __global__ void incrementKernel(int64_t *counter, const double *gate) {
+  if (!skips(gate))
+    ++*counter;
+}
 
-KernelStatus CudaBackend::increment(int64_t *counter) {
+KernelStatus CudaBackend::increment(int64_t *counter, const double *gate) {
   if (KernelStatus status = activate(); status.failed())
     return status;
-  incrementKernel<<<1, 1, 0, stream.get()>>>(counter);
+  incrementKernel<<<1, 1, 0, stream.get()>>>(counter, gate);
   return checkLaunch("increment");
+}
+
+KernelStatus CudaBackend::updateGuard(const GuardInputs &in, double *norms,
+                                      double *gate) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  KernelStatus launched = cpu::withFloat(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    for (int64_t first = 0; first < in.count; first += kGuardTensors) {
+      int64_t n = std::min<int64_t>(kGuardTensors, in.count - first);
+      GuardTensors<T> tensors{};
+      for (int64_t i = 0; i < n; ++i) {
+        tensors.data[i] = static_cast<const T *>(in.data[first + i]);
+        tensors.sizes[i] = in.sizes[first + i];
+      }
+      sumOfSquaresKernel<<<static_cast<unsigned>(n), 256, 0, stream.get()>>>(
+          tensors, norms + first);
+      if (KernelStatus s = checkLaunch("update_guard"); s.failed())
+        return s;
+    }
+    return KernelStatus::ok();
+  });
+  if (launched.failed())
+    return launched;
+  return cpu::withFloat(in.lossType, [&](auto t) {
+    using L = decltype(t);
+    gateKernel<<<1, 1, 0, stream.get()>>>(static_cast<const L *>(in.loss),
+                                          norms, in.count, in.clipNorm, gate);
+    return checkLaunch("update_guard");
+  });
 }
 
 KernelStatus CudaBackend::adamUpdate(metart_dtype dtype, int64_t count,
@@ -123,7 +213,8 @@ KernelStatus CudaBackend::adamUpdate(metart_dtype dtype, int64_t count,
                           o.decoupled};
     adamKernel<<<blocksFor(count), kThreads, 0, stream.get()>>>(
         count, static_cast<T *>(param), static_cast<const T *>(grad),
-        static_cast<T *>(expAvg), static_cast<T *>(expAvgSq), o.step, k);
+        static_cast<T *>(expAvg), static_cast<T *>(expAvgSq), o.step, k,
+        o.gate);
     return checkLaunch("adam_update");
   });
 }

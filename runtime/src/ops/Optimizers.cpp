@@ -9,6 +9,9 @@
 
 #include "../Context.h"
 
+#include <cmath>
+#include <vector>
+
 using namespace metart;
 
 /// Checks that the optional `state` tensors (named in `names`) are float
@@ -46,22 +49,80 @@ static bool stepCount(Checker &check, const char *name,
   return true;
 }
 
-metart_status metart_increment(metart_context *context,
-                               const metart_tensor *counter) {
-  Checker check(context, "metart_increment");
-  if (!stepCount(check, "counter", counter))
+/// Checks that `t` is null or an f64 tensor of `size` elements (a gate or
+/// the guard's norms).
+static bool guardVector(Checker &check, const char *name,
+                        const metart_tensor *t, int64_t size, bool optional) {
+  if (!t && optional)
+    return true;
+  if (!check.tensor(name, t))
+    return false;
+  if (t->dtype != METART_F64 || t->rank != 1 || numElements(*t) != size)
+    return check.reject(name, " must be f64 [", size, "], got ", describe(*t));
+  return true;
+}
+
+static const double *gateOf(const metart_tensor *gate) {
+  return gate ? static_cast<const double *>(gate->data) : nullptr;
+}
+
+metart_status metart_update_guard(metart_context *context,
+                                  const metart_tensor *loss,
+                                  const metart_tensor *const *grads,
+                                  int64_t count, double clip_norm,
+                                  const metart_tensor *norms,
+                                  const metart_tensor *gate) {
+  Checker check(context, "metart_update_guard");
+  if (!check.floatTensor("loss", loss))
     return check.result();
+  if (numElements(*loss) != 1)
+    return check.invalid("loss must be one element, got ", describe(*loss));
+  if (count < 1 || !grads)
+    return check.invalid("expects at least one gradient, got ", count);
+  if (!(clip_norm >= 0) || std::isinf(clip_norm))
+    return check.invalid("expects a finite clip_norm >= 0, got ", clip_norm);
+  std::vector<const void *> data(count);
+  std::vector<int64_t> sizes(count);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!check.floatTensor("gradient", grads[i]) ||
+        (i && !check.sameDtype("gradient", *grads[i], "the first gradient",
+                               *grads[0])))
+      return check.result();
+    data[i] = grads[i]->data;
+    sizes[i] = numElements(*grads[i]);
+  }
+  if (!guardVector(check, "norms", norms, count, false) ||
+      !guardVector(check, "gate", gate, 2, false) ||
+      !check.disjoint("norms", *norms, "gate", *gate))
+    return check.result();
+  GuardInputs inputs{
+      count,      data.data(),    sizes.data(), dtypeOf(*grads[0]),
+      loss->data, dtypeOf(*loss), clip_norm};
   return check.finish(
-      context->backend->increment(static_cast<int64_t *>(counter->data)));
+      context->backend->updateGuard(inputs, static_cast<double *>(norms->data),
+                                    static_cast<double *>(gate->data)));
+}
+
+metart_status metart_increment(metart_context *context,
+                               const metart_tensor *counter,
+                               const metart_tensor *gate) {
+  Checker check(context, "metart_increment");
+  if (!stepCount(check, "counter", counter) ||
+      !guardVector(check, "gate", gate, 2, true))
+    return check.result();
+  return check.finish(context->backend->increment(
+      static_cast<int64_t *>(counter->data), gateOf(gate)));
 }
 
 metart_status metart_sgd_update(metart_context *context,
                                 const metart_tensor *param,
                                 const metart_tensor *grad,
                                 const metart_tensor *momentum_buffer, double lr,
-                                double momentum, double weight_decay) {
+                                double momentum, double weight_decay,
+                                const metart_tensor *gate) {
   Checker check(context, "metart_sgd_update");
-  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad))
+  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad) ||
+      !guardVector(check, "gate", gate, 2, true))
     return check.result();
   if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0))
     return check.invalid("expects a non-negative lr, momentum and "
@@ -74,7 +135,7 @@ metart_status metart_sgd_update(metart_context *context,
   const char *names[] = {"momentum_buffer"};
   if (!sameAsParam(check, *param, *grad, states, names, momentum != 0 ? 1 : 0))
     return check.result();
-  SgdOptions options{lr, momentum, weight_decay};
+  SgdOptions options{lr, momentum, weight_decay, gateOf(gate)};
   return check.finish(context->backend->sgdUpdate(
       dtypeOf(*param), numElements(*param), param->data, grad->data,
       momentum != 0 ? momentum_buffer->data : nullptr, options));
@@ -85,15 +146,20 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
                    const metart_tensor *grad, const metart_tensor *exp_avg,
                    const metart_tensor *exp_avg_sq, const metart_tensor *step,
                    double lr, double beta1, double beta2, double eps,
-                   double weight_decay, int decoupled) {
+                   double weight_decay, int decoupled,
+                   const metart_tensor *gate) {
   Checker check(context, "metart_adam_update");
-  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad))
+  if (!check.floatTensor("param", param) || !check.floatTensor("grad", grad) ||
+      !guardVector(check, "gate", gate, 2, true))
     return check.result();
   if (!stepCount(check, "step", step))
     return check.result();
   // Host memory can be read here; a device reads the count in its kernel.
-  if (context->backend->hostMemory() &&
-      *static_cast<const int64_t *>(step->data) < 1)
+  // (A skipped update has not counted its step.)
+  bool host = context->backend->hostMemory();
+  bool skipped =
+      host && gate && static_cast<const double *>(gate->data)[0] == 0;
+  if (host && !skipped && *static_cast<const int64_t *>(step->data) < 1)
     return check.invalid("step ", *static_cast<const int64_t *>(step->data),
                          " is not a 1-based step number");
   if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0))
@@ -113,7 +179,8 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
                       beta2,
                       eps,
                       weight_decay,
-                      decoupled != 0};
+                      decoupled != 0,
+                      gateOf(gate)};
   return check.finish(context->backend->adamUpdate(
       dtypeOf(*param), numElements(*param), param->data, grad->data,
       exp_avg->data, exp_avg_sq->data, options));

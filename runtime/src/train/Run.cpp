@@ -13,6 +13,7 @@
 #include "metart/comm.h"
 #include "metart/train.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,46 @@ int32_t deviceOfRank() {
 }
 
 /// Prints the time and bytes of collectives per axes mask.
+/// One evaluation: the statistics of the tasks that stayed finite, the
+/// median of all, and a line of its own when tasks diverged.
+void printEvaluation(FILE *out, const char *lossName,
+                     const metart_eval_result &r) {
+  std::fprintf(out, "evaluation after %lld step%s: ",
+               static_cast<long long>(r.steps), r.steps == 1 ? "" : "s");
+  // Fixed point for the usual magnitudes, exponents past a million.
+  auto number = [](double v) {
+    char text[40];
+    std::snprintf(text, sizeof(text), std::fabs(v) < 1e6 ? "%.4f" : "%.4g", v);
+    return std::string(text);
+  };
+  if (r.diverged < r.count)
+    std::fprintf(out, "%s %s +- %s", lossName, number(r.mean).c_str(),
+                 number(r.ci95).c_str());
+  else
+    std::fprintf(out, "%s undefined (every task diverged)", lossName);
+  if (r.has_accuracy && r.diverged < r.count)
+    std::fprintf(out, ", accuracy %.4f +- %.4f", r.accuracy, r.accuracy_ci95);
+  std::fprintf(out, " (95%% CI, %lld tasks), median ",
+               static_cast<long long>(r.count - r.diverged));
+  if (std::isfinite(r.median))
+    std::fprintf(out, "%s\n", number(r.median).c_str());
+  else
+    std::fprintf(out, "diverged\n");
+  if (r.diverged == 0)
+    return;
+  std::fprintf(out,
+               "  %lld of %lld tasks diverged after %lld step%s (%lld with a "
+               "non-finite loss",
+               static_cast<long long>(r.diverged),
+               static_cast<long long>(r.count), static_cast<long long>(r.steps),
+               r.steps == 1 ? "" : "s", static_cast<long long>(r.nonfinite));
+  if (r.diverge_above > 0)
+    std::fprintf(out, ", %lld above %g",
+                 static_cast<long long>(r.diverged - r.nonfinite),
+                 r.diverge_above);
+  std::fprintf(out, ") and are left out of the mean\n");
+}
+
 void printComm(FILE *out, const metart_train_result &result) {
   if (result.iterations_run <= 0)
     return;
@@ -152,6 +193,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.loss_name = desc->loss_name;
   for (int axis = 0; axis < 4; ++axis)
     program.mesh[axis] = desc->mesh[axis];
+  program.guarded = desc->guarded;
+  program.on_nonfinite = desc->on_nonfinite;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))
@@ -164,9 +207,9 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     if (metart_status s =
             createTasks(e.tasks, seed, &handles.tasks.back(), error, errorSize))
       return s;
-    evals.push_back({e.steps,
-                     e.stage_functions ? e.stage_functions[stage] : e.function,
-                     handles.tasks.back(), e.count, e.accuracy});
+    evals.push_back(
+        {e.steps, e.stage_functions ? e.stage_functions[stage] : e.function,
+         handles.tasks.back(), e.count, e.accuracy, e.diverge_above});
   }
   program.evals = evals.data();
   program.num_evals = evals.size();
@@ -194,18 +237,16 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
                result.peak_device_bytes, result.peak_host_bytes);
   printComm(out, result);
+  if (result.skipped_iterations > 0)
+    std::fprintf(out,
+                 "skipped %lld meta-iteration%s with a non-finite meta-loss "
+                 "or outer gradient (their updates were dropped)\n",
+                 static_cast<long long>(result.skipped_iterations),
+                 result.skipped_iterations == 1 ? "" : "s");
   if (options->train.profile)
     std::fputs(metart::formatProfile(handles.context->profile).c_str(), out);
-  for (int64_t i = 0; i < result.num_evals; ++i) {
-    const metart_eval_result &r = result.evals[i];
-    std::fprintf(out, "evaluation after %lld step%s: %s %.4f +- %.4f",
-                 static_cast<long long>(r.steps), r.steps == 1 ? "" : "s",
-                 desc->loss_name, r.mean, r.ci95);
-    if (r.has_accuracy)
-      std::fprintf(out, ", accuracy %.4f +- %.4f", r.accuracy, r.accuracy_ci95);
-    std::fprintf(out, " (95%% CI, %lld tasks)\n",
-                 static_cast<long long>(r.count));
-  }
+  for (int64_t i = 0; i < result.num_evals; ++i)
+    printEvaluation(out, desc->loss_name, result.evals[i]);
   std::fflush(out);
   return METART_OK;
 }
@@ -228,13 +269,29 @@ const char *kUsage =
     "  --profile               time each runtime call (kernels, copies,\n"
     "                          collectives) and print the totals\n"
     "  --no-cuda-graph         run each meta-iteration op by op (default on\n"
-    "                          cuda: replay one recorded as a CUDA graph)\n";
+    "                          cuda: replay one recorded as a CUDA graph)\n"
+    "  --on-nonfinite=stop|skip  a non-finite meta-loss or outer gradient\n"
+    "                          stops the run or skips the update (default:\n"
+    "                          the program's, else stop)\n"
+    "  --max-consecutive-skips=N  under skip, stop after N in a row (20)\n"
+    "  --diverge-above=X       an evaluation task whose loss is above X has\n"
+    "                          diverged (default: the program's)\n";
 
 /// Parses a non-negative integer, or fails.
 bool parseCount(const char *text, int64_t &out) {
   char *end = nullptr;
   long long v = std::strtoll(text, &end, 10);
   if (!*text || *end || v < 0)
+    return false;
+  out = v;
+  return true;
+}
+
+/// Parses a finite number > 0, or fails.
+bool parsePositive(const char *text, double &out) {
+  char *end = nullptr;
+  double v = std::strtod(text, &end);
+  if (!*text || *end || !(v > 0) || std::isinf(v))
     return false;
   out = v;
   return true;
@@ -259,6 +316,7 @@ extern "C" int metart_main(int argc, char **argv,
     if (eq == std::string::npos && !flag && i + 1 < argc)
       value = argv[++i];
     int64_t number = 0;
+    double real = 0;
     if (key == "--help" || key == "-h") {
       std::printf(kUsage, argv[0]);
       return 0;
@@ -287,6 +345,15 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.resume_dir = value;
     } else if (key == "--metrics" && *value) {
       options.train.metrics_path = value;
+    } else if (key == "--on-nonfinite" && std::strcmp(value, "stop") == 0) {
+      options.train.on_nonfinite = METART_NONFINITE_STOP;
+    } else if (key == "--on-nonfinite" && std::strcmp(value, "skip") == 0) {
+      options.train.on_nonfinite = METART_NONFINITE_SKIP;
+    } else if (key == "--max-consecutive-skips" && parseCount(value, number) &&
+               number > 0) {
+      options.train.max_consecutive_skips = number;
+    } else if (key == "--diverge-above" && parsePositive(value, real)) {
+      options.train.diverge_above = real;
     } else if (key == "--backend" && (std::strcmp(value, "cpu") == 0 ||
                                       std::strcmp(value, "cuda") == 0)) {
       options.backend = value;
@@ -304,14 +371,16 @@ extern "C" int metart_main(int argc, char **argv,
     return 2;
   }
   char error[1024] = "";
-  if (metart_run(program, &options, stdout, error, sizeof(error))) {
+  if (metart_status status =
+          metart_run(program, &options, stdout, error, sizeof(error))) {
     if (metart_world_size() > 1)
       std::fprintf(stderr, "%s: rank %lld: error: %s\n", argv[0],
                    static_cast<long long>(metart_world_rank()), error);
     else
       std::fprintf(stderr, "%s: error: %s\n", argv[0], error);
-    // The others may wait for this rank in a collective: stop them all.
-    if (distributed)
+    // The others may wait for this rank in a collective: stop them all
+    // (a non-finite stop is agreed: every rank ends here by itself).
+    if (distributed && status != METART_ERROR_NONFINITE)
       metart_world_abort(1);
     metart_world_finalize();
     return 1;

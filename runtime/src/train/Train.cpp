@@ -17,12 +17,14 @@
 #include "StepRunner.h"
 #include "metart/comm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <sys/resource.h>
@@ -57,18 +59,44 @@ std::pair<double, double> meanAndInterval(const std::vector<double> &values) {
   return {mean, 1.96 * sd / std::sqrt(double(values.size()))};
 }
 
+/// `value` as JSON: a number, or null when it is not finite (JSON has no
+/// NaN or infinity).
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
 /// One JSON line per evaluation, after the iterations' lines.
 void writeEvaluation(FILE *metrics, const metart_eval_result &r) {
   std::fprintf(metrics,
                "{\"evaluation\": {\"steps\": %lld, \"tasks\": %lld, "
-               "\"loss\": %.17g, \"loss_ci95\": %.17g",
+               "\"loss\": %s, \"loss_ci95\": %s, \"median\": %s, "
+               "\"diverged\": %lld, \"nonfinite\": %lld, "
+               "\"diverge_above\": %s",
                static_cast<long long>(r.steps), static_cast<long long>(r.count),
-               r.mean, r.ci95);
+               jsonNumber(r.mean).c_str(), jsonNumber(r.ci95).c_str(),
+               jsonNumber(r.median).c_str(), static_cast<long long>(r.diverged),
+               static_cast<long long>(r.nonfinite),
+               r.diverge_above > 0 ? jsonNumber(r.diverge_above).c_str()
+                                   : "null");
   if (r.has_accuracy)
-    std::fprintf(metrics, ", \"accuracy\": %.17g, \"accuracy_ci95\": %.17g",
-                 r.accuracy, r.accuracy_ci95);
+    std::fprintf(metrics, ", \"accuracy\": %s, \"accuracy_ci95\": %s",
+                 jsonNumber(r.accuracy).c_str(),
+                 jsonNumber(r.accuracy_ci95).c_str());
   std::fprintf(metrics, "}}\n");
   std::fflush(metrics);
+}
+
+/// The median of `values`, where +infinity stands for a diverged task.
+double medianOf(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  size_t middle = (values.size() - 1) / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  return values[middle];
 }
 
 size_t elementSize(int32_t dtype) {
@@ -123,6 +151,13 @@ private:
                          metart_eval_result &result);
   void progress(int64_t iteration, int64_t total, double loss,
                 double secondsPerIteration);
+  /// Reads the guard's gradient norms of the meta-iteration just run and
+  /// decides, agreed by every rank, whether it was finite (`healthy`).
+  metart_status checkHealth(double loss, bool &healthy);
+  /// The error of a non-finite meta-iteration `iteration` (1-based) under
+  /// `stop`: the meta-loss and the first non-finite parameter or gradient.
+  metart_status stopNonfinite(int64_t iteration, double loss, const char *why);
+  int32_t policy() const;
   std::string stateName(size_t k) const;
 
   metart_context *context;
@@ -134,6 +169,14 @@ private:
   /// Whole drawn tasks (`hostBatch`) and this rank's samples of them.
   std::vector<std::vector<char>> hostBatch, localBatch;
   DeviceTensor loss;
+  /// The guard's squared gradient norms (when `program.guarded`), on the
+  /// host after checkHealth; and a flag the ranks agree on.
+  DeviceTensor norms, agreement;
+  std::vector<double> hostNorms;
+  /// The last checkpoint written or resumed from, its directory and its
+  /// iteration (-1: none).
+  std::string lastCheckpoint, lastCheckpointDir;
+  int64_t lastCheckpointIteration = -1;
   metart::train::Sharding sharding;
   std::chrono::steady_clock::time_point lastDraw{};
 };
@@ -199,6 +242,14 @@ metart_status Trainer::initialize() {
   int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
   if (metart_status s = allocate(loss, {}, lossType))
     return s;
+  if (program.guarded) {
+    if (metart_status s = allocate(norms, {program.num_params}, METART_F64))
+      return s;
+    hostNorms.assign(program.num_params, 0.0);
+    if (metart_world_size() > 1)
+      if (metart_status s = allocate(agreement, {1}, METART_F64))
+        return s;
+  }
   return allocateBatch(program.tasks, batch, hostBatch, localBatch);
 }
 
@@ -455,15 +506,37 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
       read(accuracies, hits);
     read(losses, values);
   }
-  auto [mean, ci95] = meanAndInterval(values);
+  // A diverged task (non-finite, or above the threshold) is counted and left
+  // out of the mean, so that one such task does not make the mean NaN.
+  double threshold =
+      options.diverge_above > 0 ? options.diverge_above : spec.diverge_above;
+  std::vector<double> kept, keptHits, ranked;
   result = metart_eval_result{};
+  for (size_t i = 0; i < values.size(); ++i) {
+    double v = values[i];
+    bool finite = std::isfinite(v);
+    if (!finite)
+      ++result.nonfinite;
+    if (!finite || (threshold > 0 && v > threshold)) {
+      ++result.diverged;
+      ranked.push_back(std::numeric_limits<double>::infinity());
+      continue;
+    }
+    ranked.push_back(v);
+    kept.push_back(v);
+    if (spec.accuracy)
+      keptHits.push_back(hits[i]);
+  }
+  auto [mean, ci95] = meanAndInterval(kept);
   result.steps = spec.steps;
   result.mean = mean;
   result.ci95 = ci95;
+  result.median = medianOf(ranked);
+  result.diverge_above = threshold;
   result.count = static_cast<int64_t>(values.size());
   if (spec.accuracy) {
     result.has_accuracy = 1;
-    std::tie(result.accuracy, result.accuracy_ci95) = meanAndInterval(hits);
+    std::tie(result.accuracy, result.accuracy_ci95) = meanAndInterval(keptHits);
     metart_buffer_free(context, accuracies.descriptor.data);
   }
   metart_buffer_free(context, losses.descriptor.data);
@@ -503,6 +576,88 @@ void Trainer::progress(int64_t iteration, int64_t total, double value,
         secondsPerIteration * 1e3, eta);
 }
 
+int32_t Trainer::policy() const {
+  if (options.on_nonfinite != METART_NONFINITE_PROGRAM)
+    return options.on_nonfinite;
+  return program.on_nonfinite == METART_NONFINITE_SKIP ? METART_NONFINITE_SKIP
+                                                       : METART_NONFINITE_STOP;
+}
+
+metart_status Trainer::checkHealth(double lossValue, bool &healthy) {
+  if (metart_status s = metart_copy_to_host(context, hostNorms.data(),
+                                            norms.descriptor.data, norms.bytes))
+    return fail(s, "%s", metart_context_last_error(context));
+  double bad = std::isfinite(lossValue) ? 0 : 1;
+  for (double n : hostNorms)
+    if (!std::isfinite(n))
+      bad = 1;
+  // The guard sees replicated gradients, so ranks agree already; one small
+  // all-reduce makes sure, so that no rank stops while the others wait.
+  if (agreement.bytes) {
+    metart_status s = metart_copy_to_device(context, agreement.descriptor.data,
+                                            &bad, sizeof(bad));
+    if (!s)
+      s = metart_all_reduce(context, &agreement.descriptor,
+                            &agreement.descriptor, 15, METART_REDUCE_MAX);
+    if (!s)
+      s = metart_copy_to_host(context, &bad, agreement.descriptor.data,
+                              sizeof(bad));
+    if (s)
+      return fail(s, "agreeing on the meta-iteration's health: %s",
+                  metart_context_last_error(context));
+  }
+  healthy = bad == 0;
+  return METART_OK;
+}
+
+metart_status Trainer::stopNonfinite(int64_t iteration, double lossValue,
+                                     const char *why) {
+  // The first culprit: a parameter (from a file, or an earlier update), else
+  // a gradient of this meta-iteration.
+  std::string culprit;
+  for (int64_t i = 0; i < program.num_params && culprit.empty(); ++i) {
+    const DeviceTensor &p = params[i];
+    std::vector<char> host(p.bytes);
+    metart_copy_to_host(context, host.data(), p.descriptor.data, p.bytes);
+    for (int64_t e = 0; e < p.numElements(); ++e) {
+      double v = p.dtype == METART_F32
+                     ? reinterpret_cast<const float *>(host.data())[e]
+                     : reinterpret_cast<const double *>(host.data())[e];
+      if (!std::isfinite(v)) {
+        culprit = std::string("parameter '") + program.params[i].name +
+                  "' holds a non-finite value";
+        break;
+      }
+    }
+  }
+  for (int64_t i = 0; i < program.num_params && culprit.empty(); ++i)
+    if (!std::isfinite(hostNorms[i]))
+      culprit = std::string("the outer gradient of '") +
+                program.params[i].name + "' is not finite";
+  if (culprit.empty())
+    culprit = std::isfinite(lossValue)
+                  ? "another rank's meta-loss or gradient is not finite"
+                  : "every outer gradient is finite";
+  std::string checkpoint =
+      lastCheckpointIteration >= 0
+          ? "the last checkpoint ('" + lastCheckpoint + "', iteration " +
+                std::to_string(lastCheckpointIteration) +
+                ") is intact: --resume=" + lastCheckpointDir +
+                " continues from it"
+          : std::string("no checkpoint was written");
+  char lossText[32];
+  if (std::isnan(lossValue))
+    std::snprintf(lossText, sizeof(lossText), "NaN");
+  else
+    std::snprintf(lossText, sizeof(lossText), "%g", lossValue);
+  return fail(METART_ERROR_NONFINITE,
+              "non-finite meta-iteration %lld: %s (meta-loss %s; %s); its "
+              "update was not applied and training stopped; %s "
+              "(--on-nonfinite=skip drops such updates and goes on)",
+              static_cast<long long>(iteration), why, lossText, culprit.c_str(),
+              checkpoint.c_str());
+}
+
 metart_status Trainer::run(metart_train_result &result) {
   std::memset(&result, 0, sizeof(result));
   std::string layoutError;
@@ -516,6 +671,9 @@ metart_status Trainer::run(metart_train_result &result) {
     resumeFile = std::string(options.resume_dir) + "/checkpoint.safetensors";
     if (metart_status s = loadParams(resumeFile.c_str(), true, &start))
       return s;
+    lastCheckpoint = resumeFile;
+    lastCheckpointDir = options.resume_dir;
+    lastCheckpointIteration = start;
   } else if (options.init_params) {
     if (metart_status s = loadParams(options.init_params, false, nullptr))
       return s;
@@ -551,6 +709,13 @@ metart_status Trainer::run(metart_train_result &result) {
   for (DeviceTensor &b : batch)
     inputs.push_back(&b.descriptor);
   outputs.push_back(&loss.descriptor);
+  if (program.guarded)
+    outputs.push_back(&norms.descriptor);
+  result.guarded = program.guarded;
+  int64_t maxSkips =
+      options.max_consecutive_skips > 0 ? options.max_consecutive_skips : 20;
+  int64_t consecutiveSkips = 0;
+  double healthyLoss = 0;
 
   int64_t total =
       options.iterations >= 0 ? options.iterations : program.iterations;
@@ -594,6 +759,35 @@ metart_status Trainer::run(metart_train_result &result) {
       result.comm[mask].bytes += comm[mask].bytes;
       result.comm[mask].seconds += comm[mask].seconds;
     }
+    bool healthy = true;
+    if (program.guarded && (status = checkHealth(lossValue, healthy)))
+      break;
+    if (!healthy && policy() == METART_NONFINITE_STOP) {
+      status = stopNonfinite(it + 1, lossValue,
+                             "the meta-loss or the outer gradient is not "
+                             "finite");
+      break;
+    }
+    if (!healthy) {
+      ++result.skipped_iterations;
+      if (++consecutiveSkips >= maxSkips) {
+        status = stopNonfinite(
+            it + 1, lossValue,
+            ("the last " + std::to_string(consecutiveSkips) +
+             " meta-iterations were skipped (--max-consecutive-skips)")
+                .c_str());
+        break;
+      }
+      if (result.skipped_iterations == 1 && options.progress && sharding.writer)
+        std::fprintf(stderr,
+                     "metart: note: meta-iteration %lld had a non-finite "
+                     "meta-loss or outer gradient; its update was skipped "
+                     "(the count is reported at the end)\n",
+                     static_cast<long long>(it + 1));
+    } else {
+      consecutiveSkips = 0;
+      healthyLoss = lossValue;
+    }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
@@ -605,22 +799,35 @@ metart_status Trainer::run(metart_train_result &result) {
     metart_memory_stats stats;
     metart_memory_stats_get(context, &stats);
     if (metrics) {
+      std::string health;
+      if (program.guarded) {
+        double squares = 0;
+        for (double n : hostNorms)
+          squares += n;
+        health = ", \"grad_norm\": " + jsonNumber(std::sqrt(squares)) +
+                 ", \"skipped\": " + (healthy ? "false" : "true");
+      }
       std::fprintf(metrics,
-                   "{\"iteration\": %lld, \"meta_loss\": %.9g, \"seconds\": "
+                   "{\"iteration\": %lld, \"meta_loss\": %s, \"seconds\": "
                    "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
-                   "%zu, \"peak_host_bytes\": %zu, \"comm\": %s}\n",
-                   static_cast<long long>(it + 1), lossValue, seconds,
+                   "%zu, \"peak_host_bytes\": %zu, \"comm\": %s%s}\n",
+                   static_cast<long long>(it + 1),
+                   jsonNumber(lossValue).c_str(), seconds,
                    program.meta_batch / seconds, stats.peak_bytes,
-                   peakHostBytes(), metart::train::commJson(comm).c_str());
+                   peakHostBytes(), metart::train::commJson(comm).c_str(),
+                   health.c_str());
       std::fflush(metrics);
     }
-    progress(it + 1, total, lossValue, perIteration);
+    progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
     if (options.checkpoint_dir && options.checkpoint_every > 0 &&
         (it + 1) % options.checkpoint_every == 0) {
       std::string path =
           std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
       if (sharding.writer && (status = saveParams(path.c_str(), true, it + 1)))
         break;
+      lastCheckpoint = path;
+      lastCheckpointDir = options.checkpoint_dir;
+      lastCheckpointIteration = it + 1;
       // No rank goes past a checkpoint before it is complete.
       if ((status = barrier()))
         break;
@@ -642,8 +849,13 @@ metart_status Trainer::run(metart_train_result &result) {
       std::fclose(metrics);
     return status;
   }
-  result.final_loss = lossValue;
+  result.final_loss = program.guarded ? healthyLoss : lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
+  if (metrics && program.guarded)
+    std::fprintf(metrics,
+                 "{\"nonfinite\": {\"policy\": \"%s\", \"skipped\": %lld}}\n",
+                 policy() == METART_NONFINITE_SKIP ? "skip" : "stop",
+                 static_cast<long long>(result.skipped_iterations));
   if (metrics && options.profile)
     std::fprintf(metrics, "{\"profile\": %s, \"iterations\": %lld}\n",
                  metart::profileJson(context->profile).c_str(),

@@ -250,13 +250,13 @@ int32_t linearStep(metart_context *c, metart_tensor *const *in,
   std::vector<int64_t> square = {1, 1};
   metart_tensor gradWSquare = view(gw, square);
   if (!s)
-    s = metart_increment(c, in[6]);
+    s = metart_increment(c, in[6], nullptr);
   if (!s)
     s = metart_adam_update(c, in[0], &gradWSquare, in[2], in[4], in[6], 0.05,
-                           0.9, 0.999, 1e-8, 0, 0);
+                           0.9, 0.999, 1e-8, 0, 0, nullptr);
   if (!s)
     s = metart_adam_update(c, in[1], &gradB, in[3], in[5], in[6], 0.05, 0.9,
-                           0.999, 1e-8, 0, 0);
+                           0.999, 1e-8, 0, 0, nullptr);
   if (!s)
     s = metart_copy_device(c, out[7]->data, l, 8);
   return s;

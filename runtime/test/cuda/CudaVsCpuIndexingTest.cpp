@@ -125,7 +125,7 @@ TEST_F(CudaVsCpu, SgdUpdates) {
                    for (int step = 0; step < 3 && status == METART_OK; ++step)
                      status = metart_sgd_update(
                          c, &t[0], &t[1], sc.momentum != 0 ? &t[2] : nullptr,
-                         sc.lr, sc.momentum, sc.weightDecay);
+                         sc.lr, sc.momentum, sc.weightDecay, nullptr);
                    return status;
                  });
 }
@@ -144,12 +144,50 @@ TEST_F(CudaVsCpu, AdamAndAdamWUpdates) {
             {}, [=](metart_context *c, const std::vector<metart_tensor> &t) {
               metart_status status = METART_OK;
               for (int step = 1; step <= 4 && status == METART_OK; ++step) {
-                status = metart_increment(c, &t[4]);
+                status = metart_increment(c, &t[4], nullptr);
                 if (status == METART_OK)
                   status = metart_adam_update(c, &t[0], &t[1], &t[2], &t[3],
                                               &t[4], 1e-3, 0.9, 0.999, 1e-8,
-                                              weightDecay, decoupled);
+                                              weightDecay, decoupled, nullptr);
               }
+              return status;
+            });
+      }
+}
+
+TEST_F(CudaVsCpu, UpdateGuardAndGatedUpdates) {
+  // Gradients of two sizes (one longer than a block), a loss, the guard's
+  // norms and gate, then Adam and SGD behind the gate: with and without
+  // clipping, and with a NaN or an overflowing gradient (nothing updated).
+  for (metart_dtype dtype : kFloatTypes)
+    for (int broken : {0, 1, 2})
+      for (double clip : {0.0, 0.5}) {
+        HostTensor big = random(dtype, {3, 301}), small = random(dtype, {7});
+        if (broken == 1)
+          big.set(500, std::nan(""));
+        if (broken == 2 && dtype == METART_F32)
+          small.set(3, 3e19);
+        HostTensor loss = random(dtype, {}, 0, 1);
+        expectSame(
+            {big, small, loss, HostTensor(METART_F64, {2}),
+             HostTensor(METART_F64, {2}), random(dtype, {3, 301}),
+             random(dtype, {3, 301}, -0.1, 0.1),
+             random(dtype, {3, 301}, 0, 0.1), HostTensor(METART_I64, {}),
+             random(dtype, {7})},
+            {3, 4},
+            [clip](metart_context *c, const std::vector<metart_tensor> &t) {
+              const metart_tensor *grads[] = {&t[0], &t[1]};
+              metart_status status =
+                  metart_update_guard(c, &t[2], grads, 2, clip, &t[3], &t[4]);
+              if (status == METART_OK)
+                status = metart_increment(c, &t[8], &t[4]);
+              if (status == METART_OK)
+                status =
+                    metart_adam_update(c, &t[5], &t[0], &t[6], &t[7], &t[8],
+                                       1e-3, 0.9, 0.999, 1e-8, 0, 0, &t[4]);
+              if (status == METART_OK)
+                status = metart_sgd_update(c, &t[9], &t[1], nullptr, 0.1, 0,
+                                           0.01, &t[4]);
               return status;
             });
       }

@@ -256,7 +256,7 @@ func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
 func.func @f(%w: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<2xf32> {
   // expected-error@+2 {{'meta.outer_step' op failed to infer returned types}}
   // expected-error@+1 {{'meta.outer_step' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
-  %p = "meta.outer_step"(%w, %g) <{optimizer = #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<3xf32>, tensor<3xf32>) -> tensor<2xf32>
+  %p = "meta.outer_step"(%w, %g) <{optimizer = #meta.sgd<lr = 0.1, momentum = 0.0, weight_decay = 0.0>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<3xf32>, tensor<3xf32>) -> tensor<2xf32>
   return %p : tensor<2xf32>
 }
 // -----

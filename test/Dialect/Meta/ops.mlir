@@ -539,3 +539,24 @@ func.func @map_tasks(%x: tensor<4x3xf32>, %y: tensor<4x3xf32>, %w: tensor<3xf32>
   }
   return %r#0, %r#1 : tensor<4xf32>, tensor<4x3xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// meta.update_guard and a gated outer step
+//===----------------------------------------------------------------------===//
+
+// The guard reads the loss and every gradient; the outer step reads its
+// gate.
+// CHECK-LABEL: func.func @guarded_update
+// CHECK-SAME: (%[[L:.*]]: tensor<f32>, %[[W:.*]]: tensor<4x3xf32>, %[[GW:.*]]: tensor<4x3xf32>)
+// CHECK: %[[N:.*]], %[[GATE:.*]] = meta.update_guard %[[L]] grads(%[[GW]] : tensor<4x3xf32>) clip_norm 1.000000e+00 : tensor<f32> -> tensor<1xf64>, tensor<2xf64>
+// CHECK: %[[P:.*]] = meta.outer_step #meta.sgd<lr = 1.000000e-02, momentum = 0.000000e+00, weight_decay = 0.000000e+00> params(%[[W]] : tensor<4x3xf32>) grads(%[[GW]] : tensor<4x3xf32>) state() gate(%[[GATE]] : tensor<2xf64>)
+// CHECK: return %[[P]], %[[N]]
+func.func @guarded_update(%l: tensor<f32>, %w: tensor<4x3xf32>, %gw: tensor<4x3xf32>)
+    -> (tensor<4x3xf32>, tensor<1xf64>) {
+  %n, %gate = meta.update_guard %l grads(%gw : tensor<4x3xf32>) clip_norm 1.0
+      : tensor<f32> -> tensor<1xf64>, tensor<2xf64>
+  %p = meta.outer_step #meta.sgd<lr = 0.01, momentum = 0.0, weight_decay = 0.0>
+      params(%w : tensor<4x3xf32>) grads(%gw : tensor<4x3xf32>) state()
+      gate(%gate : tensor<2xf64>)
+  return %p, %n : tensor<4x3xf32>, tensor<1xf64>
+}

@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace metac::meta;
 
@@ -124,6 +126,15 @@ LogicalResult TrainOp::verify() {
              << metaBatch << " is not divisible by task axis size "
              << plan.getTask() << " times " << plan.getMicroBatches()
              << " micro-batches";
+  if (FloatAttr clip = getClipNormAttr();
+      clip &&
+      !(clip.getValueAsDouble() > 0 && std::isfinite(clip.getValueAsDouble())))
+    return emitOpError("expects clip_norm > 0, got ")
+           << clip.getValueAsDouble();
+  if (std::optional<StringRef> policy = getOnNonfinite();
+      policy && *policy != "stop" && *policy != "skip" && *policy != "ignore")
+    return emitOpError("expects on_nonfinite stop, skip or ignore, got '")
+           << *policy << "'";
   return success();
 }
 
@@ -216,6 +227,10 @@ LogicalResult EvaluateOp::verify() {
   for (int64_t s : getSteps())
     if (s < 0)
       return emitOpError("expects steps >= 0, got ") << s;
+  if (FloatAttr limit = getDivergeAboveAttr();
+      limit && !(limit.getValueAsDouble() > 0))
+    return emitOpError("expects diverge_above > 0, got ")
+           << limit.getValueAsDouble();
   return success();
 }
 
@@ -333,6 +348,13 @@ LogicalResult AdaptOp::verify() {
 // meta.outer_step
 //===----------------------------------------------------------------------===//
 
+/// Whether `type` is tensor<`size`xf64> (the guard's norms and gate).
+static bool isGuardVector(Type type, int64_t size) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.getRank() == 1 && t.getDimSize(0) == size &&
+         t.getElementType().isF64();
+}
+
 LogicalResult
 OuterStepOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                               ValueRange operands, DictionaryAttr attributes,
@@ -365,6 +387,34 @@ LogicalResult OuterStepOp::verify() {
       return emitOpError("the last state tensor is the step count and must "
                          "be tensor<i64>");
   }
+  if (Value gate = getGate(); gate && !isGuardVector(gate.getType(), 2))
+    return emitOpError("expects a gate of type tensor<2xf64>, got ")
+           << gate.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// meta.update_guard
+//===----------------------------------------------------------------------===//
+
+LogicalResult UpdateGuardOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("expects at least one gradient");
+  for (Value g : getGrads())
+    if (!isa<FloatType>(cast<RankedTensorType>(g.getType()).getElementType()))
+      return emitOpError("expects float gradients, got ") << g.getType();
+  int64_t n = static_cast<int64_t>(getGrads().size());
+  if (!isGuardVector(getNorms().getType(), n))
+    return emitOpError("expects norms of type tensor<")
+           << n << "xf64> (one per gradient), got " << getNorms().getType();
+  if (!isGuardVector(getGate().getType(), 2))
+    return emitOpError("expects a gate of type tensor<2xf64>, got ")
+           << getGate().getType();
+  if (FloatAttr clip = getClipNormAttr();
+      clip &&
+      !(clip.getValueAsDouble() > 0 && std::isfinite(clip.getValueAsDouble())))
+    return emitOpError("expects clip_norm > 0, got ")
+           << clip.getValueAsDouble();
   return success();
 }
 

@@ -104,6 +104,17 @@ private:
                                        ArrayRef<Type> batchTypes,
                                        ArrayRef<Type> paramTypes, Type scalar,
                                        int64_t count);
+  /// Whether the step checks its update (the program does not ignore
+  /// non-finite values, or it clips the gradient).
+  bool guarded() {
+    return train.getOnNonfinite().value_or("stop") != "ignore" ||
+           train.getClipNormAttr();
+  }
+  /// The outer update of `grads`, behind a meta.update_guard when
+  /// `guarded()`, and the step's return: new parameters and state, the
+  /// meta-loss, then the guard's gradient norms.
+  void emitUpdateAndReturn(OpBuilder &b, ValueRange params, ValueRange grads,
+                           ValueRange state, Value loss);
   /// iMAML: the query loss and the implicit meta-gradient of one task.
   FailureOr<SmallVector<Value>> emitImplicitGradient(OpBuilder &b,
                                                      IMAMLAttr imaml,
@@ -477,6 +488,9 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   SmallVector<Type> results(paramTypes);
   llvm::append_range(results, stateTypes);
   results.push_back(scalar);
+  if (guarded())
+    results.push_back(RankedTensorType::get(
+        {static_cast<int64_t>(paramTypes.size())}, b.getF64Type()));
 
   auto step = func::FuncOp::create(b, loc, (train.getSymName() + ".step").str(),
                                    b.getFunctionType(inputs, results));
@@ -542,12 +556,32 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     nn::NNBuilder nn(b, loc);
     YieldOp::create(b, loc, nn.reduceMean(map.getResult(0), {0}));
   }
-  auto update = OuterStepOp::create(b, loc, train.getOptimizer(), params,
-                                    grad.getGradients(), state);
-  SmallVector<Value> returned(update.getResults());
-  returned.push_back(grad.getValue());
-  func::ReturnOp::create(b, loc, returned);
+  emitUpdateAndReturn(b, params, grad.getGradients(), state, grad.getValue());
   return step;
+}
+
+void StepBuilder::emitUpdateAndReturn(OpBuilder &b, ValueRange params,
+                                      ValueRange grads, ValueRange state,
+                                      Value loss) {
+  Location loc = train.getLoc();
+  Value norms, gate;
+  if (guarded()) {
+    auto guard = UpdateGuardOp::create(
+        b, loc,
+        RankedTensorType::get({static_cast<int64_t>(grads.size())},
+                              b.getF64Type()),
+        RankedTensorType::get({2}, b.getF64Type()), loss, grads,
+        train.getClipNormAttr());
+    norms = guard.getNorms();
+    gate = guard.getGate();
+  }
+  auto update = OuterStepOp::create(b, loc, train.getOptimizer(), params, grads,
+                                    state, gate);
+  SmallVector<Value> returned(update.getResults());
+  returned.push_back(loss);
+  if (norms)
+    returned.push_back(norms);
+  func::ReturnOp::create(b, loc, returned);
 }
 
 /// Reptile: each task's parameters after `steps` SGD steps on its support
@@ -603,11 +637,8 @@ StepBuilder::buildReptile(OpBuilder &b, ReptileAttr reptile, func::FuncOp step,
     // Reptile's gradient is theta - mean(phi); iMAML's tasks yield theirs.
     grads.push_back(reptile ? nn.sub(theta, mean) : mean);
   }
-  auto update =
-      OuterStepOp::create(b, loc, train.getOptimizer(), params, grads, state);
-  SmallVector<Value> returned(update.getResults());
-  returned.push_back(nn.reduceMean(map.getResult(0), {0}));
-  func::ReturnOp::create(b, loc, returned);
+  emitUpdateAndReturn(b, params, grads, state,
+                      nn.reduceMean(map.getResult(0), {0}));
   return step;
 }
 

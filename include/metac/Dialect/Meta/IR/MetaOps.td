@@ -68,7 +68,11 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
     `iterations` meta-iterations of `meta_batch` tasks each, from `seed`.
     The body holds the program's evaluations (`meta.evaluate`). An optional
     `plan` gives an explicit device mesh; `checkpoint_every` and
-    `checkpoint_dir` ask for periodic checkpoints.
+    `checkpoint_dir` ask for periodic checkpoints. `clip_norm` clips the
+    outer gradient to that global L2 norm (PyTorch's `clip_grad_norm_`).
+    `on_nonfinite` says what a meta-iteration whose meta-loss or outer
+    gradient is not finite does: `stop` the run (the default), `skip` its
+    update, or `ignore` the check (no guard is compiled).
 
     The model's leading arguments are its parameters (each with a
     `meta.param` name, PyTorch's `state_dict` naming); its last argument is
@@ -81,7 +85,9 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
                        I64Attr:$iterations, I64Attr:$seed,
                        OptionalAttr<Meta_PlanAttr>:$plan,
                        OptionalAttr<I64Attr>:$checkpoint_every,
-                       OptionalAttr<StrAttr>:$checkpoint_dir);
+                       OptionalAttr<StrAttr>:$checkpoint_dir,
+                       OptionalAttr<F64Attr>:$clip_norm,
+                       OptionalAttr<StrAttr>:$on_nonfinite);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `model` $model `tasks` $tasks `loss` $loss `algorithm`
@@ -104,10 +110,16 @@ def Meta_EvaluateOp : Meta_Op<"evaluate", [HasParent<"TrainOp">,
     drawn from `tasks` for each number of inner steps in `steps` (0: no
     adaptation) and scores them on the query set, reporting the mean and 95%
     confidence interval of the loss (and of accuracy for classification).
+    A task whose query loss is not finite, or above `diverge_above` when
+    given, has diverged: it is counted and left out of the mean.
   }];
   let arguments = (ins FlatSymbolRefAttr:$tasks, I64Attr:$count,
-                       DenseI64ArrayAttr:$steps);
-  let assemblyFormat = "`tasks` $tasks `count` $count `steps` $steps attr-dict";
+                       DenseI64ArrayAttr:$steps,
+                       OptionalAttr<F64Attr>:$diverge_above);
+  let assemblyFormat = [{
+    `tasks` $tasks `count` $count `steps` $steps
+    (`diverge_above` $diverge_above^)? attr-dict
+  }];
   let hasVerifier = 1;
 }
 
@@ -238,6 +250,36 @@ def Meta_MapOp : Meta_Op<"map", [RecursiveMemoryEffects, SingleBlock,
   }];
 }
 
+def Meta_UpdateGuardOp : Meta_Op<"update_guard", [Pure]> {
+  let summary = "the health check and clipping of an outer update";
+  let description = [{
+    Looks at the meta-`loss` and the outer gradients `grads` before the
+    optimizer uses them. `norms[i]` is the squared L2 norm of `grads[i]`,
+    summed in f64 (not finite when the gradient holds a non-finite value).
+    `gate` is `[apply, scale]`: `apply` is 1 when the loss and every norm are
+    finite and 0 otherwise (the update is skipped); `scale` is
+    `min(1, clip_norm / (sqrt(sum(norms)) + 1e-6))` with `clip_norm`
+    (PyTorch's `clip_grad_norm_`) and 1 without. The step returns `norms`
+    so that the driver can name the first non-finite gradient.
+
+    ```mlir
+    %norms, %gate = meta.update_guard %loss grads(%gw, %gb :
+        tensor<4x3xf32>, tensor<4xf32>) clip_norm 1.0 :
+        tensor<f32> -> tensor<2xf64>, tensor<2xf64>
+    ```
+  }];
+  let arguments = (ins Meta_ScalarLoss:$loss,
+                       Variadic<Meta_StaticTensor>:$grads,
+                       OptionalAttr<F64Attr>:$clip_norm);
+  let results = (outs Meta_StaticTensor:$norms, Meta_StaticTensor:$gate);
+  let assemblyFormat = [{
+    $loss `grads` `(` $grads `:` type($grads) `)`
+    (`clip_norm` $clip_norm^)? attr-dict `:` type($loss) `->` type($norms)
+    `,` type($gate)
+  }];
+  let hasVerifier = 1;
+}
+
 def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "one step of the outer optimizer";
@@ -246,7 +288,9 @@ def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
     returning the new parameters followed by the new state (same types). The
     state is empty for SGD without momentum, one buffer per parameter for SGD
     with momentum, and `m...`, `v...` and a `tensor<i64>` step count for Adam
-    and AdamW.
+    and AdamW. With a `gate` (a `meta.update_guard`'s), the gradients are
+    multiplied by `gate[1]` and nothing changes (the step count included)
+    when `gate[0]` is 0.
 
     ```mlir
     %p:2 = meta.outer_step #meta.sgd<lr = 1.0, momentum = 0.0, weight_decay = 0.0>
@@ -257,12 +301,13 @@ def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
   let arguments = (ins Meta_OptimizerAttr:$optimizer,
                        Variadic<Meta_StaticTensor>:$params,
                        Variadic<Meta_StaticTensor>:$grads,
-                       Variadic<Meta_StaticTensor>:$state);
+                       Variadic<Meta_StaticTensor>:$state,
+                       Optional<Meta_StaticTensor>:$gate);
   let results = (outs Variadic<Meta_StaticTensor>:$results);
   let assemblyFormat = [{
     $optimizer `params` `(` ($params^ `:` type($params))? `)` `grads` `(`
     ($grads^ `:` type($grads))? `)` `state` `(` ($state^ `:` type($state))? `)`
-    attr-dict
+    (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
