@@ -30,12 +30,13 @@ def fmt(e):
 def main():
     directory = pathlib.Path(sys.argv[1])
     runs = sorted(directory.glob("*-s*-t*.safetensors"))
-    print("| trained by | seed | threads | evaluated by | MSE, 1 step | "
-          "MSE, 10 steps | diverged tasks at 1..10 steps |")
-    print("|---|---|---|---|---|---|---|")
+    print("| trained by | seed | threads | BLAS kernels | evaluated by | "
+          "MSE, 1 step | MSE, 10 steps | diverged tasks at 1..10 steps |")
+    print("|---|---|---|---|---|---|---|---|")
     summary = {}
     for run in runs:
-        trained, seed, threads = run.stem.split("-")
+        trained, seed, threads, *core = run.stem.split("-")
+        core = core[0] if core else "native"
         for evaluator, path, read in [
                 ("metac", directory / f"{run.stem}.metac-eval.jsonl", metac_eval),
                 ("pytorch", directory / f"{run.stem}.torch-eval.json", torch_eval)]:
@@ -43,7 +44,7 @@ def main():
                 continue
             evals = {e["steps"]: e for e in read(path)}
             diverged = [evals[k]["diverged"] for k in range(1, 11) if k in evals]
-            print(f"| {trained} | {seed[1:]} | {threads[1:]} | {evaluator} | "
+            print(f"| {trained} | {seed[1:]} | {threads[1:]} | {core} | {evaluator} | "
                   f"{fmt(evals[1])} | {fmt(evals[10])} | "
                   f"{' '.join(map(str, diverged))} |")
             key = (trained, evaluator)

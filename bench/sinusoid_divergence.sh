@@ -12,8 +12,8 @@
 # PHASE: train-metac, train-torch, evaluate, table (default: all four).
 # Finished runs are kept in DIR (default bench/out/divergence) and not redone,
 # so an interrupted study resumes. ITERATIONS, SEEDS and THREADS override the
-# setting from the environment (THREADS_TORCH for PyTorch alone), METAC a
-# metac binary to use unbuilt. The table (markdown) goes to DIR/table.md.
+# setting from the environment, CORES the OpenBLAS kernels (machines), METAC
+# a metac binary to use unbuilt. The table (markdown) goes to DIR/table.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/bench/out/divergence}
@@ -22,6 +22,11 @@ phases=${*:-train-metac train-torch evaluate table}
 iterations=${ITERATIONS:-70000}
 seeds=${SEEDS:-1 2 3 4 5 6 7 8}
 threads=${THREADS:-1 2}
+# OpenBLAS kernels stand for other machines: "native" is this machine's
+# choice, SkylakeX (AVX-512), Haswell (AVX2) or Sandybridge (AVX) another's,
+# whose products round differently (metac's own loops are the same code on
+# every x86-64 machine, PyTorch's depend on its CPU capability too).
+cores=${CORES:-native}
 build=${METAC_BUILD_DIR:-$root/build}
 python=/usr/bin/python3
 mkdir -p "$dir"
@@ -44,12 +49,18 @@ grep -q 'steps = \[1, 2, 3' "$spec" || { echo "cannot rewrite the evaluation ste
 for phase in $phases; do
   for s in $seeds; do
     for t in $threads; do
+     for core in $cores; do
       run=s$s-t$t
+      blas=()
+      if [ "$core" != native ]; then
+        run=$run-$core
+        blas=(OPENBLAS_CORETYPE="$core")
+      fi
       case $phase in
       train-metac)
         [ -f "$dir/metac-$run.safetensors" ] && continue
-        echo "metac: seed $s, $t threads" >&2
-        METART_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "$metac" run \
+        echo "metac: seed $s, $t threads, $core kernels" >&2
+        env "${blas[@]}" METART_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "$metac" run \
           "$root/examples/sinusoid.meta" --seed="$s" --iterations="$iterations" \
           --quiet --save-params="$dir/metac-$run.safetensors.tmp" \
           > "$dir/metac-$run.train.txt" 2>&1 || true
@@ -57,8 +68,9 @@ for phase in $phases; do
         ;;
       train-torch)
         [ -f "$dir/torch-$run.safetensors" ] && continue
-        echo "pytorch: seed $s, $t threads" >&2
-        "$python" "$root/bench/maml_sinusoid_torch.py" --batched --seed "$s" \
+        echo "pytorch: seed $s, $t threads, $core kernels" >&2
+        env "${blas[@]}" "$python" "$root/bench/maml_sinusoid_torch.py" \
+          --batched --seed "$s" \
           --threads "$t" --iterations "$iterations" --eval-steps 1 \
           --save-params "$dir/torch-$run.safetensors.tmp" \
           > "$dir/torch-$run.train.txt" 2>&1
@@ -80,6 +92,7 @@ for phase in $phases; do
       table) ;;
       *) echo "unknown phase '$phase'" >&2; exit 2 ;;
       esac
+     done
     done
   done
   if [ "$phase" = table ]; then

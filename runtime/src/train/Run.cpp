@@ -53,27 +53,28 @@ int32_t deviceOfRank() {
 /// median of all, and a line of its own when tasks diverged.
 void printEvaluation(FILE *out, const char *lossName,
                      const metart_eval_result &r) {
-  std::fprintf(out, "evaluation after %lld step%s: ",
-               static_cast<long long>(r.steps), r.steps == 1 ? "" : "s");
   // Fixed point for the usual magnitudes, exponents past a million.
   auto number = [](double v) {
     char text[40];
     std::snprintf(text, sizeof(text), std::fabs(v) < 1e6 ? "%.4f" : "%.4g", v);
     return std::string(text);
   };
-  if (r.diverged < r.count)
+  std::fprintf(out, "evaluation after %lld step%s: ",
+               static_cast<long long>(r.steps), r.steps == 1 ? "" : "s");
+  if (r.diverged == r.count) {
+    std::fprintf(out, "%s undefined: all %lld tasks diverged", lossName,
+                 static_cast<long long>(r.count));
+  } else {
     std::fprintf(out, "%s %s +- %s", lossName, number(r.mean).c_str(),
                  number(r.ci95).c_str());
-  else
-    std::fprintf(out, "%s undefined (every task diverged)", lossName);
-  if (r.has_accuracy && r.diverged < r.count)
-    std::fprintf(out, ", accuracy %.4f +- %.4f", r.accuracy, r.accuracy_ci95);
-  std::fprintf(out, " (95%% CI, %lld tasks), median ",
-               static_cast<long long>(r.count - r.diverged));
-  if (std::isfinite(r.median))
-    std::fprintf(out, "%s\n", number(r.median).c_str());
-  else
-    std::fprintf(out, "diverged\n");
+    if (r.has_accuracy)
+      std::fprintf(out, ", accuracy %.4f +- %.4f", r.accuracy, r.accuracy_ci95);
+    std::fprintf(out, " (95%% CI, %lld tasks), median %s",
+                 static_cast<long long>(r.count - r.diverged),
+                 std::isfinite(r.median) ? number(r.median).c_str()
+                                         : "diverged");
+  }
+  std::fprintf(out, "\n");
   if (r.diverged == 0)
     return;
   std::fprintf(out,
@@ -86,7 +87,8 @@ void printEvaluation(FILE *out, const char *lossName,
     std::fprintf(out, ", %lld above %g",
                  static_cast<long long>(r.diverged - r.nonfinite),
                  r.diverge_above);
-  std::fprintf(out, ") and are left out of the mean\n");
+  std::fprintf(out, ")%s\n",
+               r.diverged < r.count ? " and are left out of the mean" : "");
 }
 
 void printComm(FILE *out, const metart_train_result &result) {

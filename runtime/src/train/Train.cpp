@@ -13,6 +13,8 @@
 #include "metart/train.h"
 #include "../Context.h"
 #include "../comm/Trace.h"
+#include "Evaluation.h"
+#include "Health.h"
 #include "Sharding.h"
 #include "StepRunner.h"
 #include "metart/comm.h"
@@ -24,11 +26,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 #include <random>
 #include <string>
 #include <sys/resource.h>
-#include <tuple>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -42,61 +42,6 @@ size_t peakHostBytes() {
   if (getrusage(RUSAGE_SELF, &usage) != 0)
     return 0;
   return static_cast<size_t>(usage.ru_maxrss) * 1024;
-}
-
-/// The mean of `values` and the half-width of its 95% confidence interval,
-/// 1.96 sample standard deviations over the square root of the count.
-std::pair<double, double> meanAndInterval(const std::vector<double> &values) {
-  if (values.empty())
-    return {0, 0};
-  double mean = 0, squares = 0;
-  for (double v : values)
-    mean += v;
-  mean /= values.size();
-  for (double v : values)
-    squares += (v - mean) * (v - mean);
-  double sd = values.size() > 1 ? std::sqrt(squares / (values.size() - 1)) : 0;
-  return {mean, 1.96 * sd / std::sqrt(double(values.size()))};
-}
-
-/// `value` as JSON: a number, or null when it is not finite (JSON has no
-/// NaN or infinity).
-std::string jsonNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-/// One JSON line per evaluation, after the iterations' lines.
-void writeEvaluation(FILE *metrics, const metart_eval_result &r) {
-  std::fprintf(metrics,
-               "{\"evaluation\": {\"steps\": %lld, \"tasks\": %lld, "
-               "\"loss\": %s, \"loss_ci95\": %s, \"median\": %s, "
-               "\"diverged\": %lld, \"nonfinite\": %lld, "
-               "\"diverge_above\": %s",
-               static_cast<long long>(r.steps), static_cast<long long>(r.count),
-               jsonNumber(r.mean).c_str(), jsonNumber(r.ci95).c_str(),
-               jsonNumber(r.median).c_str(), static_cast<long long>(r.diverged),
-               static_cast<long long>(r.nonfinite),
-               r.diverge_above > 0 ? jsonNumber(r.diverge_above).c_str()
-                                   : "null");
-  if (r.has_accuracy)
-    std::fprintf(metrics, ", \"accuracy\": %s, \"accuracy_ci95\": %s",
-                 jsonNumber(r.accuracy).c_str(),
-                 jsonNumber(r.accuracy_ci95).c_str());
-  std::fprintf(metrics, "}}\n");
-  std::fflush(metrics);
-}
-
-/// The median of `values`, where +infinity stands for a diverged task.
-double medianOf(std::vector<double> values) {
-  if (values.empty())
-    return 0;
-  size_t middle = (values.size() - 1) / 2;
-  std::nth_element(values.begin(), values.begin() + middle, values.end());
-  return values[middle];
 }
 
 size_t elementSize(int32_t dtype) {
@@ -151,9 +96,6 @@ private:
                          metart_eval_result &result);
   void progress(int64_t iteration, int64_t total, double loss,
                 double secondsPerIteration);
-  /// Reads the guard's gradient norms of the meta-iteration just run and
-  /// decides, agreed by every rank, whether it was finite (`healthy`).
-  metart_status checkHealth(double loss, bool &healthy);
   /// The error of a non-finite meta-iteration `iteration` (1-based) under
   /// `stop`: the meta-loss and the first non-finite parameter or gradient.
   metart_status stopNonfinite(int64_t iteration, double loss, const char *why);
@@ -169,10 +111,8 @@ private:
   /// Whole drawn tasks (`hostBatch`) and this rank's samples of them.
   std::vector<std::vector<char>> hostBatch, localBatch;
   DeviceTensor loss;
-  /// The guard's squared gradient norms (when `program.guarded`), on the
-  /// host after checkHealth; and a flag the ranks agree on.
-  DeviceTensor norms, agreement;
-  std::vector<double> hostNorms;
+  /// The update guard's verdicts (when `program.guarded`).
+  metart::train::UpdateHealth health;
   /// The last checkpoint written or resumed from, its directory and its
   /// iteration (-1: none).
   std::string lastCheckpoint, lastCheckpointDir;
@@ -242,14 +182,11 @@ metart_status Trainer::initialize() {
   int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
   if (metart_status s = allocate(loss, {}, lossType))
     return s;
-  if (program.guarded) {
-    if (metart_status s = allocate(norms, {program.num_params}, METART_F64))
-      return s;
-    hostNorms.assign(program.num_params, 0.0);
-    if (metart_world_size() > 1)
-      if (metart_status s = allocate(agreement, {1}, METART_F64))
-        return s;
-  }
+  std::string healthError;
+  if (program.guarded)
+    if (metart_status s = health.allocate(context, program.num_params,
+                                          metart_world_size() > 1, healthError))
+      return fail(s, "%s", healthError.c_str());
   return allocateBatch(program.tasks, batch, hostBatch, localBatch);
 }
 
@@ -506,39 +443,12 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
       read(accuracies, hits);
     read(losses, values);
   }
-  // A diverged task (non-finite, or above the threshold) is counted and left
-  // out of the mean, so that one such task does not make the mean NaN.
   double threshold =
       options.diverge_above > 0 ? options.diverge_above : spec.diverge_above;
-  std::vector<double> kept, keptHits, ranked;
-  result = metart_eval_result{};
-  for (size_t i = 0; i < values.size(); ++i) {
-    double v = values[i];
-    bool finite = std::isfinite(v);
-    if (!finite)
-      ++result.nonfinite;
-    if (!finite || (threshold > 0 && v > threshold)) {
-      ++result.diverged;
-      ranked.push_back(std::numeric_limits<double>::infinity());
-      continue;
-    }
-    ranked.push_back(v);
-    kept.push_back(v);
-    if (spec.accuracy)
-      keptHits.push_back(hits[i]);
-  }
-  auto [mean, ci95] = meanAndInterval(kept);
-  result.steps = spec.steps;
-  result.mean = mean;
-  result.ci95 = ci95;
-  result.median = medianOf(ranked);
-  result.diverge_above = threshold;
-  result.count = static_cast<int64_t>(values.size());
-  if (spec.accuracy) {
-    result.has_accuracy = 1;
-    std::tie(result.accuracy, result.accuracy_ci95) = meanAndInterval(keptHits);
+  result = metart::train::summarizeEvaluation(
+      spec.steps, values, spec.accuracy ? &hits : nullptr, threshold);
+  if (spec.accuracy)
     metart_buffer_free(context, accuracies.descriptor.data);
-  }
   metart_buffer_free(context, losses.descriptor.data);
   for (DeviceTensor &t : evalBatch)
     metart_buffer_free(context, t.descriptor.data);
@@ -583,33 +493,6 @@ int32_t Trainer::policy() const {
                                                        : METART_NONFINITE_STOP;
 }
 
-metart_status Trainer::checkHealth(double lossValue, bool &healthy) {
-  if (metart_status s = metart_copy_to_host(context, hostNorms.data(),
-                                            norms.descriptor.data, norms.bytes))
-    return fail(s, "%s", metart_context_last_error(context));
-  double bad = std::isfinite(lossValue) ? 0 : 1;
-  for (double n : hostNorms)
-    if (!std::isfinite(n))
-      bad = 1;
-  // The guard sees replicated gradients, so ranks agree already; one small
-  // all-reduce makes sure, so that no rank stops while the others wait.
-  if (agreement.bytes) {
-    metart_status s = metart_copy_to_device(context, agreement.descriptor.data,
-                                            &bad, sizeof(bad));
-    if (!s)
-      s = metart_all_reduce(context, &agreement.descriptor,
-                            &agreement.descriptor, 15, METART_REDUCE_MAX);
-    if (!s)
-      s = metart_copy_to_host(context, &bad, agreement.descriptor.data,
-                              sizeof(bad));
-    if (s)
-      return fail(s, "agreeing on the meta-iteration's health: %s",
-                  metart_context_last_error(context));
-  }
-  healthy = bad == 0;
-  return METART_OK;
-}
-
 metart_status Trainer::stopNonfinite(int64_t iteration, double lossValue,
                                      const char *why) {
   // The first culprit: a parameter (from a file, or an earlier update), else
@@ -630,10 +513,10 @@ metart_status Trainer::stopNonfinite(int64_t iteration, double lossValue,
       }
     }
   }
-  for (int64_t i = 0; i < program.num_params && culprit.empty(); ++i)
-    if (!std::isfinite(hostNorms[i]))
-      culprit = std::string("the outer gradient of '") +
-                program.params[i].name + "' is not finite";
+  int64_t gradient = health.firstNonfiniteGradient();
+  if (culprit.empty() && gradient >= 0)
+    culprit = std::string("the outer gradient of '") +
+              program.params[gradient].name + "' is not finite";
   if (culprit.empty())
     culprit = std::isfinite(lossValue)
                   ? "another rank's meta-loss or gradient is not finite"
@@ -710,7 +593,7 @@ metart_status Trainer::run(metart_train_result &result) {
     inputs.push_back(&b.descriptor);
   outputs.push_back(&loss.descriptor);
   if (program.guarded)
-    outputs.push_back(&norms.descriptor);
+    outputs.push_back(health.normsOutput());
   result.guarded = program.guarded;
   int64_t maxSkips =
       options.max_consecutive_skips > 0 ? options.max_consecutive_skips : 20;
@@ -760,8 +643,13 @@ metart_status Trainer::run(metart_train_result &result) {
       result.comm[mask].seconds += comm[mask].seconds;
     }
     bool healthy = true;
-    if (program.guarded && (status = checkHealth(lossValue, healthy)))
-      break;
+    if (program.guarded) {
+      std::string healthError;
+      if ((status = health.check(lossValue, healthy, healthError))) {
+        status = fail(status, "%s", healthError.c_str());
+        break;
+      }
+    }
     if (!healthy && policy() == METART_NONFINITE_STOP) {
       status = stopNonfinite(it + 1, lossValue,
                              "the meta-loss or the outer gradient is not "
@@ -799,23 +687,20 @@ metart_status Trainer::run(metart_train_result &result) {
     metart_memory_stats stats;
     metart_memory_stats_get(context, &stats);
     if (metrics) {
-      std::string health;
-      if (program.guarded) {
-        double squares = 0;
-        for (double n : hostNorms)
-          squares += n;
-        health = ", \"grad_norm\": " + jsonNumber(std::sqrt(squares)) +
-                 ", \"skipped\": " + (healthy ? "false" : "true");
-      }
+      std::string guard;
+      if (program.guarded)
+        guard =
+            ", \"grad_norm\": " + metart::train::jsonNumber(health.gradNorm()) +
+            ", \"skipped\": " + (healthy ? "false" : "true");
       std::fprintf(metrics,
                    "{\"iteration\": %lld, \"meta_loss\": %s, \"seconds\": "
                    "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
                    "%zu, \"peak_host_bytes\": %zu, \"comm\": %s%s}\n",
                    static_cast<long long>(it + 1),
-                   jsonNumber(lossValue).c_str(), seconds,
+                   metart::train::jsonNumber(lossValue).c_str(), seconds,
                    program.meta_batch / seconds, stats.peak_bytes,
                    peakHostBytes(), metart::train::commJson(comm).c_str(),
-                   health.c_str());
+                   guard.c_str());
       std::fflush(metrics);
     }
     progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
@@ -875,7 +760,7 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     ++result.num_evals;
     if (metrics)
-      writeEvaluation(metrics, result.evals[e]);
+      metart::train::writeEvaluationJson(metrics, result.evals[e]);
   }
   if (metrics)
     std::fclose(metrics);

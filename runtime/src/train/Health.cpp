@@ -1,0 +1,66 @@
+//===- Health.cpp - the verdict on each meta-iteration's update -----------===//
+
+#include "Health.h"
+
+#include "metart/comm.h"
+
+#include <cmath>
+
+using namespace metart::train;
+
+metart_status UpdateHealth::allocate(metart_context *c, int64_t count,
+                                     bool agree, std::string &error) {
+  context = c;
+  norms.assign(count, 0.0);
+  normsShape = count;
+  void *data = nullptr;
+  if (metart_status s = metart_buffer_alloc(c, count * sizeof(double), &data)) {
+    error = metart_context_last_error(c);
+    return s;
+  }
+  normsTensor = {data, METART_F64, 1, &normsShape};
+  if (!agree)
+    return METART_OK;
+  if (metart_status s = metart_buffer_alloc(c, sizeof(double), &data)) {
+    error = metart_context_last_error(c);
+    return s;
+  }
+  verdictTensor = {data, METART_F64, 1, &one};
+  return METART_OK;
+}
+
+metart_status UpdateHealth::check(double loss, bool &healthy,
+                                  std::string &error) {
+  metart_status s = metart_copy_to_host(context, norms.data(), normsTensor.data,
+                                        norms.size() * sizeof(double));
+  double bad = std::isfinite(loss) && firstNonfiniteGradient() < 0 ? 0 : 1;
+  if (!s && verdictTensor.data) {
+    s = metart_copy_to_device(context, verdictTensor.data, &bad, sizeof(bad));
+    if (!s)
+      s = metart_all_reduce(context, &verdictTensor, &verdictTensor,
+                            /*every axis*/ 15, METART_REDUCE_MAX);
+    if (!s)
+      s = metart_copy_to_host(context, &bad, verdictTensor.data, sizeof(bad));
+  }
+  if (s) {
+    error = std::string("reading the meta-iteration's update guard: ") +
+            metart_context_last_error(context);
+    return s;
+  }
+  healthy = bad == 0;
+  return METART_OK;
+}
+
+double UpdateHealth::gradNorm() const {
+  double squares = 0;
+  for (double n : norms)
+    squares += n;
+  return std::sqrt(squares);
+}
+
+int64_t UpdateHealth::firstNonfiniteGradient() const {
+  for (size_t i = 0; i < norms.size(); ++i)
+    if (!std::isfinite(norms[i]))
+      return static_cast<int64_t>(i);
+  return -1;
+}
