@@ -5,16 +5,19 @@
 #include "metart/comm.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace metart::train;
 
 metart_status UpdateHealth::allocate(metart_context *c, int64_t count,
                                      bool agree, std::string &error) {
   context = c;
-  norms.assign(count, 0.0);
+  this->count = count;
+  norms.assign(count + 1, 0.0);
   normsShape = count;
   void *data = nullptr;
-  if (metart_status s = metart_buffer_alloc(c, count * sizeof(double), &data)) {
+  if (metart_status s =
+          metart_buffer_alloc(c, (count + 1) * sizeof(double), &data)) {
     error = metart_context_last_error(c);
     return s;
   }
@@ -29,10 +32,13 @@ metart_status UpdateHealth::allocate(metart_context *c, int64_t count,
   return METART_OK;
 }
 
-metart_status UpdateHealth::check(double loss, bool &healthy,
+metart_status UpdateHealth::check(int32_t lossType, double &loss, bool &healthy,
                                   std::string &error) {
   metart_status s = metart_copy_to_host(context, norms.data(), normsTensor.data,
                                         norms.size() * sizeof(double));
+  float narrow = 0;
+  std::memcpy(&narrow, &norms[count], sizeof(narrow));
+  loss = lossType == METART_F32 ? narrow : norms[count];
   double bad = std::isfinite(loss) && firstNonfiniteGradient() < 0 ? 0 : 1;
   if (!s && verdictTensor.data) {
     s = metart_copy_to_device(context, verdictTensor.data, &bad, sizeof(bad));
@@ -53,14 +59,14 @@ metart_status UpdateHealth::check(double loss, bool &healthy,
 
 double UpdateHealth::gradNorm() const {
   double squares = 0;
-  for (double n : norms)
-    squares += n;
+  for (int64_t i = 0; i < count; ++i)
+    squares += norms[i];
   return std::sqrt(squares);
 }
 
 int64_t UpdateHealth::firstNonfiniteGradient() const {
-  for (size_t i = 0; i < norms.size(); ++i)
+  for (int64_t i = 0; i < count; ++i)
     if (!std::isfinite(norms[i]))
-      return static_cast<int64_t>(i);
+      return i;
   return -1;
 }

@@ -180,13 +180,21 @@ metart_status Trainer::initialize() {
       return fail(s, "%s", metart_context_last_error(context));
   }
   int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
-  if (metart_status s = allocate(loss, {}, lossType))
-    return s;
-  std::string healthError;
-  if (program.guarded)
+  if (!program.guarded) {
+    if (metart_status s = allocate(loss, {}, lossType))
+      return s;
+  } else {
+    // A guarded step's loss goes next to its gradient norms: the driver
+    // reads both with one copy.
+    std::string healthError;
     if (metart_status s = health.allocate(context, program.num_params,
                                           metart_world_size() > 1, healthError))
       return fail(s, "%s", healthError.c_str());
+    loss.shape = {};
+    loss.dtype = lossType;
+    loss.bytes = elementSize(lossType);
+    loss.descriptor = {health.lossSlot(), lossType, 0, loss.shape.data()};
+  }
   return allocateBatch(program.tasks, batch, hostBatch, localBatch);
 }
 
@@ -629,26 +637,28 @@ metart_status Trainer::run(metart_train_result &result) {
                     static_cast<long long>(it), stepError.c_str());
       break;
     }
-    double host[1] = {0};
-    float hostF = 0;
-    metart_copy_to_host(
-        context, loss.dtype == METART_F32 ? (void *)&hostF : (void *)host,
-        loss.descriptor.data, loss.bytes);
-    lossValue = loss.dtype == METART_F32 ? hostF : host[0];
+    bool healthy = true;
+    if (program.guarded) {
+      std::string healthError;
+      if ((status =
+               health.check(loss.dtype, lossValue, healthy, healthError))) {
+        status = fail(status, "%s", healthError.c_str());
+        break;
+      }
+    } else {
+      double host[1] = {0};
+      float hostF = 0;
+      metart_copy_to_host(
+          context, loss.dtype == METART_F32 ? (void *)&hostF : (void *)host,
+          loss.descriptor.data, loss.bytes);
+      lossValue = loss.dtype == METART_F32 ? hostF : host[0];
+    }
     metart_comm_stats comm[16];
     for (int mask = 0; mask < 16; ++mask) {
       metart_comm_stats_get(context, mask, &comm[mask]);
       result.comm[mask].calls += comm[mask].calls;
       result.comm[mask].bytes += comm[mask].bytes;
       result.comm[mask].seconds += comm[mask].seconds;
-    }
-    bool healthy = true;
-    if (program.guarded) {
-      std::string healthError;
-      if ((status = health.check(lossValue, healthy, healthError))) {
-        status = fail(status, "%s", healthError.c_str());
-        break;
-      }
     }
     if (!healthy && policy() == METART_NONFINITE_STOP) {
       status = stopNonfinite(it + 1, lossValue,
