@@ -637,6 +637,15 @@ metart_status Trainer::run(metart_train_result &result) {
                     static_cast<long long>(it), stepError.c_str());
       break;
     }
+    // The step's collectives, before the verdict's all-reduce (which is
+    // the driver's, not the program's).
+    metart_comm_stats comm[16];
+    for (int mask = 0; mask < 16; ++mask) {
+      metart_comm_stats_get(context, mask, &comm[mask]);
+      result.comm[mask].calls += comm[mask].calls;
+      result.comm[mask].bytes += comm[mask].bytes;
+      result.comm[mask].seconds += comm[mask].seconds;
+    }
     bool healthy = true;
     if (program.guarded) {
       std::string healthError;
@@ -652,13 +661,6 @@ metart_status Trainer::run(metart_train_result &result) {
           context, loss.dtype == METART_F32 ? (void *)&hostF : (void *)host,
           loss.descriptor.data, loss.bytes);
       lossValue = loss.dtype == METART_F32 ? hostF : host[0];
-    }
-    metart_comm_stats comm[16];
-    for (int mask = 0; mask < 16; ++mask) {
-      metart_comm_stats_get(context, mask, &comm[mask]);
-      result.comm[mask].calls += comm[mask].calls;
-      result.comm[mask].bytes += comm[mask].bytes;
-      result.comm[mask].seconds += comm[mask].seconds;
     }
     if (!healthy && policy() == METART_NONFINITE_STOP) {
       status = stopNonfinite(it + 1, lossValue,
