@@ -135,6 +135,9 @@ LogicalResult TrainOp::verify() {
       policy && *policy != "stop" && *policy != "skip" && *policy != "ignore")
     return emitOpError("expects on_nonfinite stop, skip or ignore, got '")
            << *policy << "'";
+  if (getClipNormAttr() && getOnNonfinite() == "ignore")
+    return emitOpError("clips the gradient (clip_norm), which needs the update "
+                       "guard that on_nonfinite = ignore leaves out");
   return success();
 }
 

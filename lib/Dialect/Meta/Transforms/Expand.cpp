@@ -104,12 +104,9 @@ private:
                                        ArrayRef<Type> batchTypes,
                                        ArrayRef<Type> paramTypes, Type scalar,
                                        int64_t count);
-  /// Whether the step checks its update (the program does not ignore
-  /// non-finite values, or it clips the gradient).
-  bool guarded() {
-    return train.getOnNonfinite().value_or("stop") != "ignore" ||
-           train.getClipNormAttr();
-  }
+  /// Whether the step checks (and clips) its update: unless the program
+  /// ignores non-finite values (and then it does not clip).
+  bool guarded() { return train.getOnNonfinite().value_or("stop") != "ignore"; }
   /// The outer update of `grads`, behind a meta.update_guard when
   /// `guarded()`, and the step's return: new parameters and state, the
   /// meta-loss, then the guard's gradient norms.

@@ -72,7 +72,7 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
     outer gradient to that global L2 norm (PyTorch's `clip_grad_norm_`).
     `on_nonfinite` says what a meta-iteration whose meta-loss or outer
     gradient is not finite does: `stop` the run (the default), `skip` its
-    update, or `ignore` the check (no guard is compiled).
+    update, or `ignore` the check (no guard is compiled, so no clipping).
 
     The model's leading arguments are its parameters (each with a
     `meta.param` name, PyTorch's `state_dict` naming); its last argument is
