@@ -3,10 +3,13 @@
 (framework, seed, threads) and both evaluations (metac's and PyTorch's, each
 on its own 600 held-out tasks), the query MSE after 1 and 10 inner steps over
 the tasks that did not diverge, and how many tasks diverged (a non-finite
-loss, or above 100) after 1 to 10 steps.
+loss, or above 100) after 1 to 10 steps. The summary counts distinct
+models: runs that trained bitwise the same parameters (another thread count)
+count once.
 
   /usr/bin/python3 bench/divergence_table.py DIR
 """
+import hashlib
 import json
 import pathlib
 import sys
@@ -33,8 +36,11 @@ def main():
     print("| trained by | seed | threads | BLAS kernels | evaluated by | "
           "MSE, 1 step | MSE, 10 steps | diverged tasks at 1..10 steps |")
     print("|---|---|---|---|---|---|---|---|")
-    summary = {}
+    summary, seen = {}, set()
     for run in runs:
+        # Runs that trained bitwise the same model (another thread count)
+        # are listed but counted once in the summary.
+        digest = hashlib.sha256(run.read_bytes()).hexdigest()
         trained, seed, threads, *core = run.stem.split("-")
         core = core[0] if core else "native"
         for evaluator, path, read in [
@@ -47,13 +53,16 @@ def main():
             print(f"| {trained} | {seed[1:]} | {threads[1:]} | {core} | {evaluator} | "
                   f"{fmt(evals[1])} | {fmt(evals[10])} | "
                   f"{' '.join(map(str, diverged))} |")
+            if (digest, evaluator) in seen:
+                continue
+            seen.add((digest, evaluator))
             key = (trained, evaluator)
             runs_bad, tasks_bad, total = summary.get(key, (0, 0, 0))
             summary[key] = (runs_bad + (max(diverged) > 0),
                             tasks_bad + max(diverged), total + 1)
     print()
-    print("| trained by | evaluated by | runs with a diverged task | "
-          "diverged tasks (most over 1..10 steps, summed over runs) |")
+    print("| trained by | evaluated by | distinct models with a diverged task | "
+          "diverged tasks (most over 1..10 steps, summed over models) |")
     print("|---|---|---|---|")
     for (trained, evaluator), (runs_bad, tasks_bad, total) in sorted(summary.items()):
         print(f"| {trained} | {evaluator} | {runs_bad} of {total} | {tasks_bad} |")
