@@ -306,6 +306,8 @@ int metac::metacMain(int argc, char **argv) {
   Options options;
   cl::HideUnrelatedOptions(
       {&options.category, &options.runCategory, &llvm::getColorCategory()});
+  if (argc > 1 && llvm::StringRef(argv[1]) == "cluster")
+    return clusterMain(argc - 1, argv + 1);
   // `metac run SPEC [options]` trains; `metac SPEC [options]` compiles.
   bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
   SmallVector<char *> args(argv, argv + argc);
@@ -315,7 +317,9 @@ int metac::metacMain(int argc, char **argv) {
       args.size(), args.data(),
       "metac: the meta-learning compiler\n\n"
       "  metac SPEC [--compile-to=PHASE] [-o FILE]   compile a spec\n"
-      "  metac run SPEC [options]                   train and evaluate it\n");
+      "  metac run SPEC [options]                   train and evaluate it\n"
+      "  metac cluster FILE...                      check cluster "
+      "descriptions\n");
   std::optional<RunOptions> run;
   if (runMode) {
     run.emplace();

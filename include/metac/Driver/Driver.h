@@ -13,6 +13,10 @@ namespace metac {
 /// Runs the `metac` command line; returns the process exit code.
 int metacMain(int argc, char **argv);
 
+/// `metac cluster FILE...`: reads cluster descriptions and prints what each
+/// describes, or the errors; returns the process exit code.
+int clusterMain(int argc, char **argv);
+
 } // namespace metac
 
 #endif // METAC_DRIVER_DRIVER_H

@@ -1,0 +1,120 @@
+//===- ClusterDescription.h - the machines a plan targets -------*- C++ -*-===//
+//
+// A cluster description (docs/planning.md) says what the planner and the
+// cost model need of a cluster: nodes of identical devices, each device's
+// memory, peak FLOP/s per element type, memory bandwidth and kernel launch
+// overhead, the links of each level (inside a node, between nodes) with
+// bandwidth, latency, kind and rails, and optionally measured collective
+// bus bandwidths. It is a YAML file read with LLVM's YAML I/O, whose errors
+// name the file, line, column and field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_PLANNER_CLUSTERDESCRIPTION_H
+#define METAC_PLANNER_CLUSTERDESCRIPTION_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class MemoryBufferRef;
+} // namespace llvm
+
+namespace metac::planner {
+
+/// Peak arithmetic throughput per element type, in FLOP/s (0: unknown or
+/// not supported; dense, without sparsity).
+struct PeakFlops {
+  double f64 = 0, f32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
+};
+
+/// One device (all devices of a cluster are alike).
+struct DeviceDescription {
+  std::string name;
+  /// "gpu" or "cpu".
+  std::string kind = "gpu";
+  uint64_t memoryBytes = 0;
+  PeakFlops peakFlops;
+  /// Bytes per second between the device and its memory.
+  double memoryBandwidth = 0;
+  /// Seconds from one kernel (or runtime call) to the next.
+  double launchOverhead = 0;
+};
+
+/// Where a link connects devices.
+enum class LinkLevel { Node, Cluster };
+
+/// What a link is made of.
+enum class LinkKind {
+  SharedMemory,
+  NVLink,
+  NVSwitch,
+  PCIe,
+  InfiniBand,
+  Ethernet
+};
+
+/// The links of one level: each device's bandwidth to the others, one way.
+struct LinkDescription {
+  LinkLevel level = LinkLevel::Node;
+  LinkKind kind = LinkKind::NVLink;
+  /// Bytes per second per device, one way.
+  double bandwidth = 0;
+  /// Seconds for a message of no bytes.
+  double latency = 0;
+  /// Independent networks a node is attached to (rail-optimised
+  /// InfiniBand: device i of every node on rail i); `bandwidth` is still
+  /// per device.
+  int64_t rails = 1;
+};
+
+/// A measured table: the bus bandwidth (nccl-tests' busbw) of a collective
+/// over `group` devices placed on `placement`, per message size.
+struct CollectiveTable {
+  std::string collective;
+  int64_t group = 0;
+  LinkLevel placement = LinkLevel::Node;
+  std::vector<double> bytes, busBandwidth;
+};
+
+struct ClusterDescription {
+  std::string name;
+  int64_t nodes = 0, devicesPerNode = 0;
+  DeviceDescription device;
+  std::vector<LinkDescription> links;
+  std::vector<CollectiveTable> collectives;
+
+  int64_t numDevices() const { return nodes * devicesPerNode; }
+  /// The links of `level`, if described.
+  const LinkDescription *link(LinkLevel level) const;
+};
+
+/// Reads a description from `buffer` (its identifier names the file in
+/// errors). Errors and warnings go to `diagnostics` as
+/// `file:line:col: error: ...` with the line and a caret; returns nothing
+/// after an error.
+std::optional<ClusterDescription>
+readClusterDescription(llvm::MemoryBufferRef buffer,
+                       llvm::raw_ostream &diagnostics);
+
+/// Reads the description in file `path`; a missing file is an error that
+/// names it.
+std::optional<ClusterDescription>
+readClusterDescriptionFile(llvm::StringRef path,
+                           llvm::raw_ostream &diagnostics);
+
+/// A human-readable summary: devices, memory, peak throughput, links.
+void printClusterSummary(const ClusterDescription &cluster,
+                         llvm::raw_ostream &os);
+
+llvm::StringRef stringifyLinkLevel(LinkLevel level);
+llvm::StringRef stringifyLinkKind(LinkKind kind);
+
+} // namespace metac::planner
+
+#endif // METAC_PLANNER_CLUSTERDESCRIPTION_H

@@ -1,0 +1,326 @@
+//===- ClusterDescription.cpp - reading cluster files with YAML I/O ------===//
+//
+// The schema is declared as LLVM YAML I/O traits: unknown and missing keys,
+// malformed numbers and unknown names are reported by the parser at their
+// line and column; the ranges (positive bandwidths and memory, a link for
+// every level the cluster uses, tables of matching lengths) are checked by
+// each mapping's `validate`, which reports at the mapping and names the
+// field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metac/Planner/ClusterDescription.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLTraits.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace metac::planner;
+using llvm::yaml::IO;
+
+LLVM_YAML_IS_SEQUENCE_VECTOR(LinkDescription)
+LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveTable)
+
+namespace {
+
+/// Whether reading already failed (a mapping's checks then say nothing:
+/// the fields they look at may not have been read).
+bool failedAlready(IO &io) {
+  return !io.outputting() && static_cast<llvm::yaml::Input &>(io).error();
+}
+
+/// `value` is a finite number above 0 (or at least 0 with `zero`).
+bool positive(double value, bool zero = false) {
+  return std::isfinite(value) && (zero ? value >= 0 : value > 0);
+}
+
+std::string mustBe(llvm::StringRef what, llvm::StringRef field, double value,
+                   bool zero = false) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return llvm::formatv("{0}: '{1}' must be a finite number {2} 0, got {3}",
+                       what, field, zero ? ">=" : ">", text)
+      .str();
+}
+
+} // namespace
+
+namespace llvm::yaml {
+
+template <> struct ScalarEnumerationTraits<LinkLevel> {
+  static void enumeration(IO &io, LinkLevel &value) {
+    io.enumCase(value, "node", LinkLevel::Node);
+    io.enumCase(value, "cluster", LinkLevel::Cluster);
+  }
+};
+
+template <> struct ScalarEnumerationTraits<LinkKind> {
+  static void enumeration(IO &io, LinkKind &value) {
+    io.enumCase(value, "shared_memory", LinkKind::SharedMemory);
+    io.enumCase(value, "nvlink", LinkKind::NVLink);
+    io.enumCase(value, "nvswitch", LinkKind::NVSwitch);
+    io.enumCase(value, "pcie", LinkKind::PCIe);
+    io.enumCase(value, "infiniband", LinkKind::InfiniBand);
+    io.enumCase(value, "ethernet", LinkKind::Ethernet);
+  }
+};
+
+template <> struct MappingTraits<PeakFlops> {
+  static void mapping(IO &io, PeakFlops &p) {
+    io.mapOptional("f64", p.f64, 0.0);
+    io.mapOptional("f32", p.f32, 0.0);
+    io.mapOptional("tf32", p.tf32, 0.0);
+    io.mapOptional("bf16", p.bf16, 0.0);
+    io.mapOptional("fp16", p.fp16, 0.0);
+    io.mapOptional("fp8", p.fp8, 0.0);
+  }
+  static std::string validate(IO &io, PeakFlops &p) {
+    if (failedAlready(io))
+      return "";
+    for (auto [name, value] : {std::pair{"f64", p.f64},
+                               {"f32", p.f32},
+                               {"tf32", p.tf32},
+                               {"bf16", p.bf16},
+                               {"fp16", p.fp16},
+                               {"fp8", p.fp8}})
+      if (!positive(value, /*zero=*/true))
+        return mustBe("peak_flops", name, value, true);
+    if (!(p.f32 > 0))
+      return "peak_flops: 'f32' must be given (the cost model's default "
+             "element type)";
+    return "";
+  }
+};
+
+template <> struct MappingTraits<DeviceDescription> {
+  static void mapping(IO &io, DeviceDescription &d) {
+    io.mapRequired("name", d.name);
+    io.mapOptional("kind", d.kind, std::string("gpu"));
+    double memory = 0;
+    if (io.outputting())
+      memory = static_cast<double>(d.memoryBytes);
+    io.mapRequired("memory_bytes", memory);
+    d.memoryBytes =
+        positive(memory) && memory < 1.8e19 ? static_cast<uint64_t>(memory) : 0;
+    io.mapRequired("peak_flops", d.peakFlops);
+    io.mapRequired("memory_bandwidth", d.memoryBandwidth);
+    io.mapRequired("launch_overhead", d.launchOverhead);
+  }
+  static std::string validate(IO &io, DeviceDescription &d) {
+    if (failedAlready(io))
+      return "";
+    if (d.kind != "gpu" && d.kind != "cpu")
+      return "device: 'kind' must be gpu or cpu, got '" + d.kind + "'";
+    if (d.memoryBytes == 0)
+      return "device: 'memory_bytes' must be a number of bytes > 0";
+    if (!positive(d.memoryBandwidth))
+      return mustBe("device", "memory_bandwidth", d.memoryBandwidth);
+    if (!positive(d.launchOverhead, true))
+      return mustBe("device", "launch_overhead", d.launchOverhead, true);
+    return "";
+  }
+};
+
+template <> struct MappingTraits<LinkDescription> {
+  static void mapping(IO &io, LinkDescription &l) {
+    io.mapRequired("level", l.level);
+    io.mapRequired("kind", l.kind);
+    io.mapRequired("bandwidth", l.bandwidth);
+    io.mapRequired("latency", l.latency);
+    io.mapOptional("rails", l.rails, int64_t(1));
+  }
+  static std::string validate(IO &io, LinkDescription &l) {
+    if (failedAlready(io))
+      return "";
+    std::string what = ("link '" + stringifyLinkLevel(l.level) + "'").str();
+    if (!positive(l.bandwidth))
+      return mustBe(what, "bandwidth", l.bandwidth);
+    if (!positive(l.latency, true))
+      return mustBe(what, "latency", l.latency, true);
+    if (l.rails < 1)
+      return what + ": 'rails' must be at least 1, got " +
+             std::to_string(l.rails);
+    return "";
+  }
+};
+
+template <> struct MappingTraits<CollectiveTable> {
+  static void mapping(IO &io, CollectiveTable &t) {
+    io.mapRequired("collective", t.collective);
+    io.mapRequired("group", t.group);
+    io.mapRequired("placement", t.placement);
+    io.mapRequired("bytes", t.bytes);
+    io.mapRequired("bus_bandwidth", t.busBandwidth);
+  }
+  static std::string validate(IO &io, CollectiveTable &t) {
+    if (failedAlready(io))
+      return "";
+    std::string what = "collective '" + t.collective + "'";
+    if (t.collective != "all_reduce" && t.collective != "all_gather" &&
+        t.collective != "reduce_scatter" && t.collective != "broadcast" &&
+        t.collective != "all_to_all")
+      return what + ": 'collective' must be all_reduce, all_gather, "
+                    "reduce_scatter, broadcast or all_to_all";
+    if (t.group < 2)
+      return what + ": 'group' must be at least 2, got " +
+             std::to_string(t.group);
+    if (t.bytes.empty() || t.bytes.size() != t.busBandwidth.size())
+      return what +
+             ": 'bytes' and 'bus_bandwidth' must be lists of the "
+             "same, non-zero length, got " +
+             std::to_string(t.bytes.size()) + " and " +
+             std::to_string(t.busBandwidth.size());
+    for (size_t i = 0; i < t.bytes.size(); ++i) {
+      if (!positive(t.bytes[i]))
+        return mustBe(what, "bytes", t.bytes[i]);
+      if (!positive(t.busBandwidth[i]))
+        return mustBe(what, "bus_bandwidth", t.busBandwidth[i]);
+      if (i && !(t.bytes[i] > t.bytes[i - 1]))
+        return what + ": 'bytes' must increase";
+    }
+    return "";
+  }
+};
+
+template <> struct MappingTraits<ClusterDescription> {
+  static void mapping(IO &io, ClusterDescription &c) {
+    io.mapRequired("name", c.name);
+    io.mapRequired("nodes", c.nodes);
+    io.mapRequired("devices_per_node", c.devicesPerNode);
+    io.mapRequired("device", c.device);
+    io.mapRequired("links", c.links);
+    io.mapOptional("collectives", c.collectives);
+  }
+  static std::string validate(IO &io, ClusterDescription &c) {
+    if (failedAlready(io))
+      return "";
+    if (c.nodes < 1)
+      return "'nodes' must be at least 1, got " + std::to_string(c.nodes);
+    if (c.devicesPerNode < 1)
+      return "'devices_per_node' must be at least 1, got " +
+             std::to_string(c.devicesPerNode);
+    for (size_t i = 0; i < c.links.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (c.links[i].level == c.links[j].level)
+          return ("'links' describes level '" +
+                  stringifyLinkLevel(c.links[i].level) + "' twice")
+              .str();
+    if (c.devicesPerNode > 1 && !c.link(LinkLevel::Node))
+      return "'links' needs a link of level 'node': " +
+             std::to_string(c.devicesPerNode) + " devices share each node";
+    if (c.nodes > 1 && !c.link(LinkLevel::Cluster))
+      return "'links' needs a link of level 'cluster': the cluster has " +
+             std::to_string(c.nodes) + " nodes";
+    for (const CollectiveTable &t : c.collectives) {
+      int64_t room =
+          t.placement == LinkLevel::Node ? c.devicesPerNode : c.numDevices();
+      if (t.group > room)
+        return "collective '" + t.collective + "': a group of " +
+               std::to_string(t.group) + " does not fit its placement '" +
+               stringifyLinkLevel(t.placement).str() + "' (" +
+               std::to_string(room) + " devices)";
+    }
+    return "";
+  }
+};
+
+} // namespace llvm::yaml
+
+const LinkDescription *ClusterDescription::link(LinkLevel level) const {
+  for (const LinkDescription &l : links)
+    if (l.level == level)
+      return &l;
+  return nullptr;
+}
+
+llvm::StringRef metac::planner::stringifyLinkLevel(LinkLevel level) {
+  return level == LinkLevel::Node ? "node" : "cluster";
+}
+
+llvm::StringRef metac::planner::stringifyLinkKind(LinkKind kind) {
+  switch (kind) {
+  case LinkKind::SharedMemory:
+    return "shared_memory";
+  case LinkKind::NVLink:
+    return "nvlink";
+  case LinkKind::NVSwitch:
+    return "nvswitch";
+  case LinkKind::PCIe:
+    return "pcie";
+  case LinkKind::InfiniBand:
+    return "infiniband";
+  case LinkKind::Ethernet:
+    return "ethernet";
+  }
+  return "unknown";
+}
+
+std::optional<ClusterDescription>
+metac::planner::readClusterDescription(llvm::MemoryBufferRef buffer,
+                                       llvm::raw_ostream &diagnostics) {
+  auto handler = [](const llvm::SMDiagnostic &diagnostic, void *context) {
+    diagnostic.print(nullptr, *static_cast<llvm::raw_ostream *>(context));
+  };
+  llvm::yaml::Input input(buffer, nullptr, handler, &diagnostics);
+  ClusterDescription cluster;
+  input >> cluster;
+  if (input.error())
+    return std::nullopt;
+  return cluster;
+}
+
+std::optional<ClusterDescription>
+metac::planner::readClusterDescriptionFile(llvm::StringRef path,
+                                           llvm::raw_ostream &diagnostics) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    diagnostics << path << ": error: cannot read the cluster description: "
+                << file.getError().message() << "\n";
+    return std::nullopt;
+  }
+  return readClusterDescription((*file)->getMemBufferRef(), diagnostics);
+}
+
+void metac::planner::printClusterSummary(const ClusterDescription &c,
+                                         llvm::raw_ostream &os) {
+  const DeviceDescription &d = c.device;
+  os << "cluster '" << c.name << "': " << c.numDevices() << " " << d.kind
+     << (c.numDevices() == 1 ? "" : "s") << " (" << c.nodes << " node"
+     << (c.nodes == 1 ? "" : "s") << " x " << c.devicesPerNode << ")\n";
+  os << llvm::formatv("  device {0}: {1:f1} GiB, {2:f1} GB/s memory, launch "
+                      "{3:f1} us\n",
+                      d.name, d.memoryBytes / double(1ull << 30),
+                      d.memoryBandwidth / 1e9, d.launchOverhead * 1e6);
+  os << "  peak TFLOP/s:";
+  for (auto [name, value] : {std::pair{"f64", d.peakFlops.f64},
+                             {"f32", d.peakFlops.f32},
+                             {"tf32", d.peakFlops.tf32},
+                             {"bf16", d.peakFlops.bf16},
+                             {"fp16", d.peakFlops.fp16},
+                             {"fp8", d.peakFlops.fp8}})
+    if (value > 0)
+      os << llvm::formatv(" {0} {1:f2}", name, value / 1e12);
+  os << "\n";
+  for (const LinkDescription &l : c.links)
+    os << llvm::formatv("  {0} link: {1}, {2:f2} GB/s per device, {3:f2} us"
+                        "{4}\n",
+                        stringifyLinkLevel(l.level), stringifyLinkKind(l.kind),
+                        l.bandwidth / 1e9, l.latency * 1e6,
+                        l.rails > 1
+                            ? llvm::formatv(", {0} rails", l.rails).str()
+                            : std::string());
+  for (const CollectiveTable &t : c.collectives)
+    os << "  measured " << t.collective << " over " << t.group << " ("
+       << stringifyLinkLevel(t.placement) << "): " << t.bytes.size()
+       << " sizes\n";
+  os << llvm::formatv("  in all: {0:f1} GiB, {1:f2} TFLOP/s f32, {2:f2} "
+                      "TFLOP/s bf16\n",
+                      c.numDevices() * (d.memoryBytes / double(1ull << 30)),
+                      c.numDevices() * d.peakFlops.f32 / 1e12,
+                      c.numDevices() * d.peakFlops.bf16 / 1e12);
+}
