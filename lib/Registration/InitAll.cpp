@@ -7,6 +7,7 @@
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Dialect/NN/IR/NNDialect.h"
 #include "metac/Partition/Passes.h"
+#include "metac/Planner/Passes.h"
 #include "metac/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,6 +43,7 @@ void metac::registerAllPasses() {
   mlir::shard::registerShardPasses();
   meta::registerMetaPasses();
   partition::registerPartitionPasses();
+  planner::registerPlannerPasses();
   registerConversionPasses();
   registerPhasePipelines();
 }

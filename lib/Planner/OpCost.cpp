@@ -1,0 +1,154 @@
+//===- OpCost.cpp - the work and traffic of each op
+//------------------------===//
+
+#include "metac/Planner/OpCost.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::planner;
+
+namespace {
+
+double elements(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() ? double(type.getNumElements()) : 0;
+}
+
+double bytesOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return double(type.getNumElements()) *
+         std::max<unsigned>(type.getElementTypeBitWidth() / 8, 1);
+}
+
+/// The product of the last `count` dimensions of `v`'s type.
+double trailing(Value v, unsigned count) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  double product = 1;
+  for (int64_t d : shape.take_back(std::min<size_t>(count, shape.size())))
+    product *= d;
+  return product;
+}
+
+/// Bytes of every tensor operand and result: what a kernel streams.
+double traffic(Operation *op) {
+  double bytes = 0;
+  for (Value v : op->getOperands())
+    bytes += bytesOf(v);
+  for (Value v : op->getResults())
+    bytes += bytesOf(v);
+  return bytes;
+}
+
+OpCost perElement(Operation *op, double flopsPerElement, Value counted) {
+  return {flopsPerElement * elements(counted), traffic(op), 0};
+}
+
+} // namespace
+
+OpCost metac::planner::estimateOpCost(Operation *op) {
+  return llvm::TypeSwitch<Operation *, OpCost>(op)
+      // Products: two operations per multiply-add, plus the bias.
+      .Case([](nn::LinearOp o) {
+        double out = elements(o.getResult());
+        double in = trailing(o.getInput(), 1);
+        return OpCost{2 * out * in + (o.getBias() ? out : 0), traffic(o), 0};
+      })
+      .Case([](nn::MatmulOp o) {
+        auto lhs = cast<RankedTensorType>(o.getLhs().getType()).getShape();
+        double k = o.getTransposeLhs() ? lhs.end()[-2] : lhs.back();
+        return OpCost{2 * elements(o.getResult()) * k, traffic(o), 0};
+      })
+      .Case([](nn::Conv2DOp o) {
+        double out = elements(o.getResult());
+        return OpCost{2 * out * trailing(o.getWeight(), 3) +
+                          (o.getBias() ? out : 0),
+                      traffic(o), 0};
+      })
+      .Case([](nn::Conv2DBackwardInputOp o) {
+        return OpCost{2 * elements(o.getGrad()) * trailing(o.getWeight(), 3),
+                      traffic(o), 0};
+      })
+      .Case([](nn::Conv2DBackwardWeightOp o) {
+        return OpCost{2 * elements(o.getGrad()) * trailing(o.getResult(), 3),
+                      traffic(o), 0};
+      })
+      // Windows: one operation per element of each window.
+      .Case<nn::MaxPool2DOp, nn::AvgPool2DOp>([](auto o) {
+        ArrayRef<int64_t> k = o.getKernel();
+        return perElement(o, double(k[0] * k[1]), o.getResult());
+      })
+      .Case<nn::MaxPool2DBackwardOp, nn::MaxPool2DGatherOp,
+            nn::AvgPool2DBackwardOp>([](auto o) {
+        ArrayRef<int64_t> k = o.getKernel();
+        return perElement(o, double(k[0] * k[1]), o->getOperand(0));
+      })
+      // Elementwise maps, one operation per result element.
+      .Case<nn::NegOp, nn::ExpOp, nn::LogOp, nn::SqrtOp, nn::RsqrtOp, nn::ErfOp,
+            nn::ReluOp, nn::StepOp, nn::TanhOp, nn::SigmoidOp, nn::GeluOp,
+            nn::ScaleOp, nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(
+          [](Operation *o) { return perElement(o, 1, o->getResult(0)); })
+      // Reductions, one per input element.
+      .Case<nn::ReduceSumOp, nn::ReduceMeanOp>(
+          [](Operation *o) { return perElement(o, 1, o->getOperand(0)); })
+      .Case<nn::SoftmaxOp, nn::LogSoftmaxOp>(
+          [](Operation *o) { return perElement(o, 5, o->getResult(0)); })
+      .Case<nn::BatchNormOp, nn::LayerNormOp>(
+          [](Operation *o) { return perElement(o, 8, o->getResult(0)); })
+      .Case([](nn::MSELossOp o) { return perElement(o, 3, o.getPrediction()); })
+      .Case([](nn::CrossEntropyLossOp o) {
+        return perElement(o, 6, o.getLogits());
+      })
+      .Case([](nn::AccuracyOp o) { return perElement(o, 1, o.getLogits()); })
+      .Case([](nn::EmbeddingBackwardOp o) {
+        return perElement(o, 1, o.getGrad());
+      })
+      // Copies: traffic, no arithmetic.
+      .Case<nn::TransposeOp, nn::BroadcastOp, nn::EmbeddingOp, nn::OneHotOp,
+            tensor::ConcatOp>([](Operation *o) {
+        return OpCost{0, traffic(o), 0};
+      })
+      // Views and constants.
+      .Case<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
+            tensor::EmptyOp>([](Operation *) { return OpCost{}; })
+      // The outer update: the guard squares and sums every gradient; Adam
+      // does about 12 operations per element over parameter, gradient and
+      // two moments (7 tensors streamed), SGD 2 to 5.
+      .Case([](meta::UpdateGuardOp o) {
+        double n = 0;
+        for (Value g : o.getGrads())
+          n += elements(g);
+        return OpCost{2 * n, traffic(o), 0};
+      })
+      .Case([](meta::OuterStepOp o) {
+        double n = 0, bytes = 0;
+        for (Value p : o.getParams()) {
+          n += elements(p);
+          bytes += bytesOf(p);
+        }
+        bool adam = !isa<meta::SGDAttr>(o.getOptimizer());
+        return OpCost{(adam ? 12 : 5) * n, (adam ? 7 : 5) * bytes, 0};
+      })
+      // Communication: the payload of each collective or transfer.
+      .Case<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+            shard::BroadcastOp, shard::SendOp, shard::RecvOp>([](Operation *o) {
+        return OpCost{0, 0,
+                      o->getNumOperands() ? bytesOf(o->getOperand(0)) : 0};
+      })
+      .Default([](Operation *) { return OpCost{}; });
+}
+
+OpCost metac::planner::estimateFunctionCost(func::FuncOp function) {
+  OpCost total;
+  function.walk([&](Operation *op) { total += estimateOpCost(op); });
+  return total;
+}
