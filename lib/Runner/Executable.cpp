@@ -124,6 +124,8 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ", .checkpoint_dir = "
      << (p.checkpointDir.empty() ? "0" : quoted(p.checkpointDir))
      << ",\n  .guarded = " << p.guarded << ", .on_nonfinite = " << p.onNonfinite
+     << ",\n  .flops_per_iteration = "
+     << llvm::format("%.17g", p.flopsPerIteration)
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

@@ -3,6 +3,7 @@
 #include "ProgramDescription.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Planner/OpCost.h"
 
 using namespace mlir;
 using namespace metac;
@@ -180,8 +181,10 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
 
   // Every stage's step has the guard when one has (it looks at the whole,
   // replicated gradient).
-  if (stepFunction)
+  if (stepFunction) {
     stepFunction.walk([&](meta::UpdateGuardOp) { d.guarded = true; });
+    d.flopsPerIteration = planner::estimateFunctionCost(stepFunction).flops;
+  }
 
   FailureOr<TasksDescription> tasks =
       describeTasks(module.lookupSymbol<meta::TasksOp>(train.getTasks()));

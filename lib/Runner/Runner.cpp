@@ -104,6 +104,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.loss_name = program->lossName.c_str();
   desc.checkpoint_every = program->checkpointEvery;
   desc.guarded = program->guarded;
+  desc.flops_per_iteration = program->flopsPerIteration;
   desc.on_nonfinite = program->onNonfinite;
   desc.checkpoint_dir =
       program->checkpointDir.empty() ? nullptr : program->checkpointDir.c_str();

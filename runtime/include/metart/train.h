@@ -100,6 +100,9 @@ typedef struct metart_program {
    *  the squared norm of each outer gradient (f64 [num_params]). */
   int32_t guarded;
   int32_t on_nonfinite; /* metart_nonfinite */
+  /** Floating-point operations of one meta-iteration on this rank, as the
+   *  compiler's cost model counts them (0: unknown). */
+  double flops_per_iteration;
 } metart_program;
 
 typedef struct metart_train_options {
@@ -247,6 +250,7 @@ typedef struct metart_program_desc {
   const char *checkpoint_dir;
   int32_t guarded;      /* as in metart_program */
   int32_t on_nonfinite; /* metart_nonfinite */
+  double flops_per_iteration; /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {

@@ -196,6 +196,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   for (int axis = 0; axis < 4; ++axis)
     program.mesh[axis] = desc->mesh[axis];
   program.guarded = desc->guarded;
+  program.flops_per_iteration = desc->flops_per_iteration;
   program.on_nonfinite = desc->on_nonfinite;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
@@ -231,13 +232,19 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   std::fprintf(out,
                "%s: %lld meta-iterations on %s%s, final meta-loss %.6g, %.3f "
                "ms/iteration, %.0f tasks/s, peak device memory %zu bytes, "
-               "peak host memory %zu bytes\n",
+               "peak host memory %zu bytes",
                desc->name, static_cast<long long>(result.iterations_run),
                cuda ? "cuda" : "cpu",
                result.replayed_iterations > 0 ? " (CUDA graph)" : "",
                result.final_loss, perIteration * 1e3,
                perIteration > 0 ? desc->meta_batch / perIteration : 0.0,
                result.peak_device_bytes, result.peak_host_bytes);
+  // The cost model's FLOPs of the step and the rate they were done at.
+  if (desc->flops_per_iteration > 0 && perIteration > 0)
+    std::fprintf(out, ", %.0f FLOPs per meta-iteration (%.3f GFLOP/s)",
+                 desc->flops_per_iteration,
+                 desc->flops_per_iteration / perIteration / 1e9);
+  std::fprintf(out, "\n");
   printComm(out, result);
   if (result.skipped_iterations > 0)
     std::fprintf(out,

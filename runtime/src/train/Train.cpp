@@ -699,9 +699,15 @@ metart_status Trainer::run(metart_train_result &result) {
     metart_memory_stats stats;
     metart_memory_stats_get(context, &stats);
     if (metrics) {
-      std::string guard;
+      std::string extra;
+      if (program.flops_per_iteration > 0)
+        extra +=
+            ", \"flops\": " +
+            metart::train::jsonNumber(program.flops_per_iteration) +
+            ", \"flops_per_second\": " +
+            metart::train::jsonNumber(program.flops_per_iteration / seconds);
       if (program.guarded)
-        guard =
+        extra +=
             ", \"grad_norm\": " + metart::train::jsonNumber(health.gradNorm()) +
             ", \"skipped\": " + (healthy ? "false" : "true");
       std::fprintf(metrics,
@@ -712,7 +718,7 @@ metart_status Trainer::run(metart_train_result &result) {
                    metart::train::jsonNumber(lossValue).c_str(), seconds,
                    program.meta_batch / seconds, stats.peak_bytes,
                    peakHostBytes(), metart::train::commJson(comm).c_str(),
-                   guard.c_str());
+                   extra.c_str());
       std::fflush(metrics);
     }
     progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
