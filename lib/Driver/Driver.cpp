@@ -42,6 +42,37 @@ using namespace metac;
 
 namespace cl = llvm::cl;
 
+/// `--np N` of `metac run` and `metac calibrate`: runs the same command as N
+/// processes under mpirun on this machine and returns its exit code.
+int metac::launchWithMpirun(int argc, char **argv, int64_t np) {
+  if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    if (std::to_string(np) == size)
+      return -1; // already launched: go on as one of the ranks
+    llvm::errs() << "metac: error: --np " << np << " inside a job of " << size
+                 << " processes\n";
+    return 1;
+  }
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun) {
+    llvm::errs() << "metac: error: --np needs mpirun (install openmpi-bin)\n";
+    return 1;
+  }
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], nullptr);
+  std::string count = std::to_string(np);
+  SmallVector<StringRef> args{*mpirun, "-np", count, "--oversubscribe"};
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  args.push_back(self);
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+  std::string message;
+  int code = llvm::sys::ExecuteAndWait(*mpirun, args, std::nullopt, {}, 0, 0,
+                                       &message);
+  if (code < 0)
+    llvm::errs() << "metac: error: mpirun failed: " << message << "\n";
+  return code < 0 ? 1 : code;
+}
+
 namespace {
 
 struct Options {
@@ -158,37 +189,6 @@ struct Options {
                                "this machine (default: as launched)"),
                       cl::init(0), cl::cat(runCategory)};
 };
-
-/// `metac run --np N ...`: runs the same command as N processes under
-/// mpirun on this machine and returns its exit code.
-int launchWithMpirun(int argc, char **argv, int64_t np) {
-  if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
-    if (std::to_string(np) == size)
-      return -1; // already launched: go on as one of the ranks
-    llvm::errs() << "metac: error: --np " << np << " inside a job of " << size
-                 << " processes\n";
-    return 1;
-  }
-  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
-  if (!mpirun) {
-    llvm::errs() << "metac: error: --np needs mpirun (install openmpi-bin)\n";
-    return 1;
-  }
-  std::string self = llvm::sys::fs::getMainExecutable(argv[0], nullptr);
-  std::string count = std::to_string(np);
-  SmallVector<StringRef> args{*mpirun, "-np", count, "--oversubscribe"};
-  if (::geteuid() == 0)
-    args.push_back("--allow-run-as-root");
-  args.push_back(self);
-  for (int i = 1; i < argc; ++i)
-    args.push_back(argv[i]);
-  std::string message;
-  int code = llvm::sys::ExecuteAndWait(*mpirun, args, std::nullopt, {}, 0, 0,
-                                       &message);
-  if (code < 0)
-    llvm::errs() << "metac: error: mpirun failed: " << message << "\n";
-  return code < 0 ? 1 : code;
-}
 
 /// Checks `--rank` against the mesh and says which rank the printed program
 /// is for. Task and data parallelism are SPMD: every rank runs the same
@@ -308,6 +308,8 @@ int metac::metacMain(int argc, char **argv) {
       {&options.category, &options.runCategory, &llvm::getColorCategory()});
   if (argc > 1 && llvm::StringRef(argv[1]) == "cluster")
     return clusterMain(argc - 1, argv + 1);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "calibrate")
+    return calibrateMain(argc, argv);
   // `metac run SPEC [options]` trains; `metac SPEC [options]` compiles.
   bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
   SmallVector<char *> args(argv, argv + argc);
@@ -319,7 +321,9 @@ int metac::metacMain(int argc, char **argv) {
       "  metac SPEC [--compile-to=PHASE] [-o FILE]   compile a spec\n"
       "  metac run SPEC [options]                   train and evaluate it\n"
       "  metac cluster FILE...                      check cluster "
-      "descriptions\n");
+      "descriptions\n"
+      "  metac calibrate -o FILE [--np=N]           measure this machine "
+      "into a description\n");
   std::optional<RunOptions> run;
   if (runMode) {
     run.emplace();

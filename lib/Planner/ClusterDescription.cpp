@@ -5,7 +5,8 @@
 // line and column; the ranges (positive bandwidths and memory, a link for
 // every level the cluster uses, tables of matching lengths) are checked by
 // each mapping's `validate`, which reports at the mapping and names the
-// field.
+// field. The same traits write descriptions (`metac calibrate`), so what
+// is written is what is read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,8 @@ using llvm::yaml::IO;
 
 LLVM_YAML_IS_SEQUENCE_VECTOR(LinkDescription)
 LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveTable)
+LLVM_YAML_IS_SEQUENCE_VECTOR(GemmRate)
+LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveFit)
 
 namespace {
 
@@ -45,6 +48,29 @@ std::string mustBe(llvm::StringRef what, llvm::StringRef field, double value,
   return llvm::formatv("{0}: '{1}' must be a finite number {2} 0, got {3}",
                        what, field, zero ? ">=" : ">", text)
       .str();
+}
+
+/// Every rate of `p` is finite and at least 0, and f32 is given.
+std::string checkRates(llvm::StringRef what, const PeakFlops &p) {
+  for (auto [name, value] : {std::pair{"f64", p.f64},
+                             {"f32", p.f32},
+                             {"tf32", p.tf32},
+                             {"bf16", p.bf16},
+                             {"fp16", p.fp16},
+                             {"fp8", p.fp8}})
+    if (!positive(value, /*zero=*/true))
+      return mustBe(what, name, value, true);
+  if (!(p.f32 > 0))
+    return (what + ": 'f32' must be given (the cost model's default "
+                   "element type)")
+        .str();
+  return "";
+}
+
+/// The names `collective_fits` take.
+bool isFittedCollective(llvm::StringRef name) {
+  return name == "all_reduce" || name == "all_gather" ||
+         name == "reduce_scatter" || name == "send_recv" || name == "broadcast";
 }
 
 } // namespace
@@ -81,34 +107,46 @@ template <> struct MappingTraits<PeakFlops> {
   static std::string validate(IO &io, PeakFlops &p) {
     if (failedAlready(io))
       return "";
-    for (auto [name, value] : {std::pair{"f64", p.f64},
-                               {"f32", p.f32},
-                               {"tf32", p.tf32},
-                               {"bf16", p.bf16},
-                               {"fp16", p.fp16},
-                               {"fp8", p.fp8}})
-      if (!positive(value, /*zero=*/true))
-        return mustBe("peak_flops", name, value, true);
-    if (!(p.f32 > 0))
-      return "peak_flops: 'f32' must be given (the cost model's default "
-             "element type)";
-    return "";
+    return checkRates("peak_flops", p);
   }
+};
+
+// `{flops: 2.1e9, f32: 1.1e11, f64: 5.6e10}`: the rates sit beside the
+// size, under the names of `peak_flops`.
+template <> struct MappingTraits<GemmRate> {
+  static void mapping(IO &io, GemmRate &g) {
+    io.mapRequired("flops", g.flops);
+    MappingTraits<PeakFlops>::mapping(io, g.rate);
+  }
+  static std::string validate(IO &io, GemmRate &g) {
+    if (failedAlready(io))
+      return "";
+    if (!positive(g.flops))
+      return mustBe("gemm", "flops", g.flops);
+    return checkRates("gemm", g.rate);
+  }
+  static const bool flow = true;
 };
 
 template <> struct MappingTraits<DeviceDescription> {
   static void mapping(IO &io, DeviceDescription &d) {
     io.mapRequired("name", d.name);
     io.mapOptional("kind", d.kind, std::string("gpu"));
-    double memory = 0;
-    if (io.outputting())
-      memory = static_cast<double>(d.memoryBytes);
-    io.mapRequired("memory_bytes", memory);
-    d.memoryBytes =
-        positive(memory) && memory < 1.8e19 ? static_cast<uint64_t>(memory) : 0;
+    // Read as a number (`80e9`), written as an exact count of bytes.
+    if (io.outputting()) {
+      uint64_t bytes = d.memoryBytes;
+      io.mapRequired("memory_bytes", bytes);
+    } else {
+      double memory = 0;
+      io.mapRequired("memory_bytes", memory);
+      d.memoryBytes = positive(memory) && memory < 1.8e19
+                          ? static_cast<uint64_t>(memory)
+                          : 0;
+    }
     io.mapRequired("peak_flops", d.peakFlops);
     io.mapRequired("memory_bandwidth", d.memoryBandwidth);
     io.mapRequired("launch_overhead", d.launchOverhead);
+    io.mapOptional("gemm", d.gemmRates);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -121,6 +159,9 @@ template <> struct MappingTraits<DeviceDescription> {
       return mustBe("device", "memory_bandwidth", d.memoryBandwidth);
     if (!positive(d.launchOverhead, true))
       return mustBe("device", "launch_overhead", d.launchOverhead, true);
+    for (size_t i = 1; i < d.gemmRates.size(); ++i)
+      if (!(d.gemmRates[i].flops > d.gemmRates[i - 1].flops))
+        return "device: 'gemm' must be sorted by 'flops', increasing";
     return "";
   }
 };
@@ -186,6 +227,33 @@ template <> struct MappingTraits<CollectiveTable> {
   }
 };
 
+template <> struct MappingTraits<CollectiveFit> {
+  static void mapping(IO &io, CollectiveFit &f) {
+    io.mapRequired("collective", f.collective);
+    io.mapRequired("group", f.group);
+    io.mapRequired("placement", f.placement);
+    io.mapRequired("alpha", f.alpha);
+    io.mapRequired("beta", f.beta);
+  }
+  static std::string validate(IO &io, CollectiveFit &f) {
+    if (failedAlready(io))
+      return "";
+    std::string what = "collective_fits '" + f.collective + "'";
+    if (!isFittedCollective(f.collective))
+      return what + ": 'collective' must be all_reduce, all_gather, "
+                    "reduce_scatter, send_recv or broadcast";
+    if (f.group < 2)
+      return what + ": 'group' must be at least 2, got " +
+             std::to_string(f.group);
+    if (!positive(f.alpha, true))
+      return mustBe(what, "alpha", f.alpha, true);
+    if (!positive(f.beta))
+      return mustBe(what, "beta", f.beta);
+    return "";
+  }
+  static const bool flow = true;
+};
+
 template <> struct MappingTraits<ClusterDescription> {
   static void mapping(IO &io, ClusterDescription &c) {
     io.mapRequired("name", c.name);
@@ -194,6 +262,7 @@ template <> struct MappingTraits<ClusterDescription> {
     io.mapRequired("device", c.device);
     io.mapRequired("links", c.links);
     io.mapOptional("collectives", c.collectives);
+    io.mapOptional("collective_fits", c.collectiveFits);
   }
   static std::string validate(IO &io, ClusterDescription &c) {
     if (failedAlready(io))
@@ -223,6 +292,24 @@ template <> struct MappingTraits<ClusterDescription> {
                std::to_string(t.group) + " does not fit its placement '" +
                stringifyLinkLevel(t.placement).str() + "' (" +
                std::to_string(room) + " devices)";
+    }
+    for (size_t i = 0; i < c.collectiveFits.size(); ++i) {
+      const CollectiveFit &f = c.collectiveFits[i];
+      int64_t room =
+          f.placement == LinkLevel::Node ? c.devicesPerNode : c.numDevices();
+      std::string what = "collective_fits '" + f.collective + "'";
+      if (f.group > room)
+        return what + ": a group of " + std::to_string(f.group) +
+               " does not fit its placement '" +
+               stringifyLinkLevel(f.placement).str() + "' (" +
+               std::to_string(room) + " devices)";
+      for (size_t j = 0; j < i; ++j)
+        if (c.collectiveFits[j].collective == f.collective &&
+            c.collectiveFits[j].group == f.group &&
+            c.collectiveFits[j].placement == f.placement)
+          return what + ": fitted twice for a group of " +
+                 std::to_string(f.group) + " on '" +
+                 stringifyLinkLevel(f.placement).str() + "'";
     }
     return "";
   }
@@ -286,6 +373,18 @@ metac::planner::readClusterDescriptionFile(llvm::StringRef path,
   return readClusterDescription((*file)->getMemBufferRef(), diagnostics);
 }
 
+void metac::planner::writeClusterDescription(const ClusterDescription &c,
+                                             llvm::raw_ostream &os) {
+  // One flow mapping per line, however long (no wrapping column).
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  llvm::yaml::Output output(stream, nullptr, /*WrapColumn=*/0);
+  output << const_cast<ClusterDescription &>(c);
+  os << text;
+  if (!llvm::StringRef(text).ends_with("\n"))
+    os << "\n";
+}
+
 void metac::planner::printClusterSummary(const ClusterDescription &c,
                                          llvm::raw_ostream &os) {
   const DeviceDescription &d = c.device;
@@ -293,7 +392,7 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
      << (c.numDevices() == 1 ? "" : "s") << " (" << c.nodes << " node"
      << (c.nodes == 1 ? "" : "s") << " x " << c.devicesPerNode << ")\n";
   os << llvm::formatv("  device {0}: {1:f1} GiB, {2:f1} GB/s memory, launch "
-                      "{3:f1} us\n",
+                      "{3:f2} us\n",
                       d.name, d.memoryBytes / double(1ull << 30),
                       d.memoryBandwidth / 1e9, d.launchOverhead * 1e6);
   os << "  peak TFLOP/s:";
@@ -318,6 +417,18 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
     os << "  measured " << t.collective << " over " << t.group << " ("
        << stringifyLinkLevel(t.placement) << "): " << t.bytes.size()
        << " sizes\n";
+  if (!d.gemmRates.empty()) {
+    const GemmRate &small = d.gemmRates.front(), &large = d.gemmRates.back();
+    os << llvm::formatv("  gemm: {0} sizes, f32 {1:f2} GFLOP/s at {2:e1} "
+                        "FLOPs to {3:f2} GFLOP/s at {4:e1} FLOPs\n",
+                        d.gemmRates.size(), small.rate.f32 / 1e9, small.flops,
+                        large.rate.f32 / 1e9, large.flops);
+  }
+  for (const CollectiveFit &f : c.collectiveFits)
+    os << llvm::formatv("  fitted {0} over {1} ({2}): alpha {3:f2} us, beta "
+                        "{4:f2} GB/s\n",
+                        f.collective, f.group, stringifyLinkLevel(f.placement),
+                        f.alpha * 1e6, f.beta / 1e9);
   os << llvm::formatv("  in all: {0:f1} GiB, {1:f2} TFLOP/s f32, {2:f2} "
                       "TFLOP/s bf16\n",
                       c.numDevices() * (d.memoryBytes / double(1ull << 30)),

@@ -5,8 +5,10 @@
 // memory, peak FLOP/s per element type, memory bandwidth and kernel launch
 // overhead, the links of each level (inside a node, between nodes) with
 // bandwidth, latency, kind and rails, and optionally measured collective
-// bus bandwidths. It is a YAML file read with LLVM's YAML I/O, whose errors
-// name the file, line, column and field.
+// bus bandwidths, a measured table of matrix-product rates by size and
+// fitted α–β models of collectives (both written by `metac calibrate`). It
+// is a YAML file read and written with LLVM's YAML I/O, whose errors name
+// the file, line, column and field.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,13 @@ struct PeakFlops {
   double f64 = 0, f32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
 };
 
+/// A measured rate of the runtime's matrix product: calls of `flops`
+/// floating-point operations run at `rate` FLOP/s per element type.
+struct GemmRate {
+  double flops = 0;
+  PeakFlops rate;
+};
+
 /// One device (all devices of a cluster are alike).
 struct DeviceDescription {
   std::string name;
@@ -44,6 +53,9 @@ struct DeviceDescription {
   double memoryBandwidth = 0;
   /// Seconds from one kernel (or runtime call) to the next.
   double launchOverhead = 0;
+  /// Measured rates of products by size (small products run far below
+  /// peak), sorted by flops, ascending; empty when not measured.
+  std::vector<GemmRate> gemmRates;
 };
 
 /// Where a link connects devices.
@@ -82,12 +94,27 @@ struct CollectiveTable {
   std::vector<double> bytes, busBandwidth;
 };
 
+/// A fitted α–β model of one collective over `group` devices on
+/// `placement`: time = alpha + bytes / beta, bytes being each rank's
+/// payload as the runtime counts it (include/metart/comm.h: the operand,
+/// the gathered result for all_gather, the message for send_recv, whose
+/// group is the pair).
+struct CollectiveFit {
+  /// all_reduce, all_gather, reduce_scatter, send_recv or broadcast.
+  std::string collective;
+  int64_t group = 0;
+  LinkLevel placement = LinkLevel::Node;
+  /// Seconds, and bytes per second.
+  double alpha = 0, beta = 0;
+};
+
 struct ClusterDescription {
   std::string name;
   int64_t nodes = 0, devicesPerNode = 0;
   DeviceDescription device;
   std::vector<LinkDescription> links;
   std::vector<CollectiveTable> collectives;
+  std::vector<CollectiveFit> collectiveFits;
 
   int64_t numDevices() const { return nodes * devicesPerNode; }
   /// The links of `level`, if described.
@@ -108,7 +135,13 @@ std::optional<ClusterDescription>
 readClusterDescriptionFile(llvm::StringRef path,
                            llvm::raw_ostream &diagnostics);
 
-/// A human-readable summary: devices, memory, peak throughput, links.
+/// Writes `cluster` as YAML that readClusterDescription reads back (the
+/// same schema, with LLVM's YAML I/O; numbers to 6 significant digits).
+void writeClusterDescription(const ClusterDescription &cluster,
+                             llvm::raw_ostream &os);
+
+/// A human-readable summary: devices, memory, peak throughput, links,
+/// measured tables and fits.
 void printClusterSummary(const ClusterDescription &cluster,
                          llvm::raw_ostream &os);
 

@@ -1,0 +1,102 @@
+//===- Session.h - the runtime context the measurements share ---*- C++ -*-===//
+//
+// One runtime context per rank with the world laid out as a mesh, device
+// tensors that live until the session lets them go, and timing that every
+// rank agrees on: a repetition count is derived from the slowest rank's
+// pilot call, so that all ranks run the same calls at the same time (a
+// collective must be called by every rank; a product must compete with the
+// others' products for the cores as it would in a training step).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_LIB_CALIBRATE_SESSION_H
+#define METAC_LIB_CALIBRATE_SESSION_H
+
+#include "metart/comm.h"
+#include "metart/metart.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <deque>
+#include <memory>
+
+namespace metac::calibrate {
+
+/// A tensor in the context's device memory (its shape is its own, so it
+/// stays where it was made).
+struct DeviceTensor {
+  DeviceTensor() = default;
+  DeviceTensor(const DeviceTensor &) = delete;
+  DeviceTensor &operator=(const DeviceTensor &) = delete;
+  llvm::SmallVector<int64_t, 4> shape;
+  metart_tensor tensor{};
+  const metart_tensor *get() const { return &tensor; }
+  /// Bytes of its elements.
+  double bytes() const;
+};
+
+/// How long each sample of a measurement runs, and how many there are.
+struct SamplePolicy {
+  double sampleSeconds;
+  int samples;
+  /// Whether a sample ends when every rank has finished its calls (a
+  /// barrier): ranks that share cores then pay for each other's work, as
+  /// between two collectives of a step. Collectives wait for each other
+  /// already.
+  bool untilAllDone;
+};
+
+class Session {
+public:
+  /// Joins the world and creates this rank's context, its mesh the world
+  /// as one axis.
+  static llvm::Expected<std::unique_ptr<Session>> create(bool cuda);
+  ~Session();
+
+  metart_context *context() const { return ctx; }
+  int64_t rank() const { return worldRank; }
+  int64_t size() const { return worldSize; }
+
+  /// Lays the world out as `mesh` (task, data, tensor, pipeline).
+  llvm::Error attach(const std::array<int64_t, 4> &mesh);
+  /// An error naming `what` and the runtime's message when `status` is not
+  /// METART_OK.
+  llvm::Error check(metart_status status, llvm::StringRef what) const;
+  /// The largest `value` of all ranks.
+  llvm::Expected<double> maxOverRanks(double value);
+  /// A tensor of `shape` filled with `value`, freed by releaseTensors.
+  llvm::Expected<DeviceTensor &>
+  tensor(metart_dtype dtype, llvm::ArrayRef<int64_t> shape, double value = 1);
+  void releaseTensors();
+
+  /// Seconds per call of `call`: after a warm-up call and an agreed number
+  /// of calls per sample, the median of `policy.samples` samples on this
+  /// rank, each started by a barrier of the world (and ended by one with
+  /// `policy.untilAllDone`). Every rank must time the same calls.
+  llvm::Expected<double> time(llvm::function_ref<metart_status()> call,
+                              llvm::StringRef what, SamplePolicy policy);
+  /// time() of every rank, then the slowest rank's median.
+  llvm::Expected<double> slowestTime(llvm::function_ref<metart_status()> call,
+                                     llvm::StringRef what, SamplePolicy policy);
+
+private:
+  Session() = default;
+  metart_context *ctx = nullptr;
+  int64_t worldRank = 0, worldSize = 1;
+  /// Where maxOverRanks reduces (kept by releaseTensors).
+  DeviceTensor scalar;
+  std::deque<DeviceTensor> tensors;
+};
+
+/// Seconds on a steady clock.
+double now();
+/// The median of `values` (not empty).
+double median(llvm::SmallVectorImpl<double> &values);
+
+} // namespace metac::calibrate
+
+#endif // METAC_LIB_CALIBRATE_SESSION_H
