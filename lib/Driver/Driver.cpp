@@ -2,6 +2,8 @@
 
 #include "metac/Driver/Driver.h"
 
+#include "AutoPlan.h"
+
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
@@ -91,8 +93,26 @@ struct Options {
   cl::opt<std::string> mesh{
       "mesh",
       cl::desc("Device mesh overriding the spec's plan, e.g. task=4,data=2 "
-               "(axes task, data, tensor, pipeline)"),
+               "(axes task, data, tensor, pipeline), or auto (the planner "
+               "chooses, with --cluster)"),
       cl::value_desc("axis=size,..."), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> cluster{
+      "cluster",
+      cl::desc("Cluster description (YAML) for automatic planning "
+               "(parallel { auto }, --mesh=auto, metac plan)"),
+      cl::value_desc("file"), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> devices{
+      "devices",
+      cl::desc("Plan for this many devices of the cluster (default: all)"),
+      cl::init(0), cl::cat(category)};
+  cl::opt<double> memoryMargin{
+      "memory-margin",
+      cl::desc("Fraction of a device's memory the planner keeps free "
+               "(default 0.1)"),
+      cl::init(0.1), cl::cat(category)};
+  cl::opt<std::string> format{
+      "format", cl::desc("metac plan: table (default) or json"),
+      cl::init("table"), cl::cat(category)};
   cl::opt<int64_t> rank{
       "rank",
       cl::desc("With --compile-to=partitioned or later: print the program "
@@ -242,7 +262,9 @@ LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
                       Phase phase, raw_ostream &os, const RunOptions *run,
                       StringRef executable, const PipelineOptions &pipeline,
-                      int64_t rank, StringRef onNonfinite) {
+                      int64_t rank, StringRef onNonfinite,
+                      driver::PlanRequest planRequest,
+                      std::optional<bool> planJson) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
@@ -267,14 +289,33 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   if (!onNonfinite.empty())
     module->walk(
         [&](meta::TrainOp train) { train.setOnNonfinite(onNonfinite); });
-  PassManager pm(&context);
   // Running and executables start from the optimized phase's IR, which
   // still describes the program; they lower a copy themselves.
   bool whole = run || phase == Phase::Exe;
+  Phase target = whole ? Phase::Optimized : phase;
+  planRequest.specDirectory = std::string(directory);
+  // Automatic planning (and `metac plan`) works on the autodiff phase: the
+  // compilation stops there, plans, and goes on with the chosen plans.
+  bool automatic = planJson || (target >= Phase::Planned &&
+                                driver::needsPlanner(*module, planRequest));
+  Phase first = automatic ? Phase::Autodiff : target;
+  PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)) ||
-      failed(buildPipelineTo(pm, whole ? Phase::Optimized : phase, pipeline)) ||
-      failed(pm.run(*module)))
+      failed(buildPipelineTo(pm, first, pipeline)) || failed(pm.run(*module)))
     return failure();
+  if (planJson)
+    return driver::printPlans(*module, planRequest, *planJson, os);
+  if (automatic) {
+    if (failed(driver::applyAutomaticPlans(*module, planRequest)))
+      return failure();
+    PassManager rest(&context);
+    PipelineOptions chosen = pipeline;
+    chosen.mesh.clear();
+    if (failed(applyPassManagerCLOptions(rest)) ||
+        failed(buildPipelineBetween(rest, Phase::Autodiff, target, chosen)) ||
+        failed(rest.run(*module)))
+      return failure();
+  }
   if (rank >= 0 && failed(printRankHeader(*module, phase, rank, os)))
     return failure();
   if (run)
@@ -310,16 +351,20 @@ int metac::metacMain(int argc, char **argv) {
     return clusterMain(argc - 1, argv + 1);
   if (argc > 1 && llvm::StringRef(argv[1]) == "calibrate")
     return calibrateMain(argc, argv);
-  // `metac run SPEC [options]` trains; `metac SPEC [options]` compiles.
+  // `metac run SPEC [options]` trains; `metac plan SPEC --cluster=FILE`
+  // ranks plans; `metac SPEC [options]` compiles.
   bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
+  bool planMode = argc > 1 && llvm::StringRef(argv[1]) == "plan";
   SmallVector<char *> args(argv, argv + argc);
-  if (runMode)
+  if (runMode || planMode)
     args.erase(args.begin() + 1);
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
       "metac: the meta-learning compiler\n\n"
       "  metac SPEC [--compile-to=PHASE] [-o FILE]   compile a spec\n"
       "  metac run SPEC [options]                   train and evaluate it\n"
+      "  metac plan SPEC --cluster=FILE             rank parallel plans for a "
+      "cluster\n"
       "  metac cluster FILE...                      check cluster "
       "descriptions\n"
       "  metac calibrate -o FILE [--np=N]           measure this machine "
@@ -396,8 +441,34 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
 
+  driver::PlanRequest planRequest;
+  planRequest.clusterFile = options.cluster;
+  planRequest.options.devices = options.devices;
+  planRequest.options.memoryMargin = options.memoryMargin;
+  planRequest.allTrainings = options.mesh == "auto" || planMode;
+  if (options.devices < 0 ||
+      !(options.memoryMargin >= 0 && options.memoryMargin < 1)) {
+    llvm::errs() << "metac: error: --devices must not be negative and "
+                    "--memory-margin must be in [0, 1)\n";
+    return 1;
+  }
+  std::optional<bool> planJson;
+  if (planMode) {
+    if (options.format != "table" && options.format != "json") {
+      llvm::errs() << "metac: error: --format must be table or json, got '"
+                   << options.format << "'\n";
+      return 1;
+    }
+    planJson = options.format == "json";
+    options.compileTo = "autodiff";
+  }
+  if (options.mesh == "auto" && options.cluster.empty()) {
+    llvm::errs() << "metac: error: --mesh=auto needs --cluster=FILE (a "
+                    "cluster description; see docs/planning.md)\n";
+    return 1;
+  }
   PipelineOptions pipeline;
-  if (!options.mesh.empty()) {
+  if (!options.mesh.empty() && options.mesh != "auto") {
     auto mesh = partition::parseMeshShape(options.mesh);
     if (!mesh) {
       llvm::errs() << "metac: error: " << llvm::toString(mesh.takeError())
@@ -411,6 +482,7 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.bucketBytes = static_cast<int64_t>(options.bucketMB * (1 << 20));
+  planRequest.options.bucketBytes = pipeline.bucketBytes;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;
@@ -456,13 +528,14 @@ int metac::metacMain(int argc, char **argv) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
     (void)compile(sourceMgr, context, *phase, resultStream,
                   run ? &*run : nullptr, options.output, pipeline, options.rank,
-                  options.onNonfinite);
+                  options.onNonfinite, planRequest, planJson);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     status =
         compile(sourceMgr, context, *phase, resultStream, run ? &*run : nullptr,
-                options.output, pipeline, options.rank, options.onNonfinite);
+                options.output, pipeline, options.rank, options.onNonfinite,
+                planRequest, planJson);
   }
   if (failed(status))
     return 1;

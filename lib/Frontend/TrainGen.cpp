@@ -195,21 +195,47 @@ const ConfigValue *recordField(FieldReader &fields, StringRef name) {
   return f->value.get();
 }
 
+/// `parallel { auto }`: the planner chooses the mesh (metac's driver, with
+/// a cluster description from `cluster = "FILE"` or --cluster).
+struct AutoPlan {
+  bool requested = false;
+  std::string cluster;
+};
+
 meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
-                         OpBuilder &b, int64_t metaBatch) {
+                         OpBuilder &b, int64_t metaBatch, AutoPlan &automatic,
+                         bool &failed) {
+  failed = true;
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster"});
   if (r.hadError())
     return nullptr;
-  if (const Field *autoField = r.find("auto")) {
-    diags.error(autoField->loc)
-        << "automatic planning ('auto') is not supported yet: the planner "
-           "and cost model are not implemented; give an explicit mesh";
-    return nullptr;
-  }
+  const Field *autoField = r.find("auto");
   if (const Field *cluster = r.find("cluster")) {
-    diags.error(cluster->loc) << "'cluster' is only used by automatic "
-                                 "planning, which is not supported yet";
+    if (!autoField) {
+      diags.error(cluster->loc) << "'cluster' is only used by automatic "
+                                   "planning: add 'auto' or give a mesh";
+      return nullptr;
+    }
+    auto path = r.string("cluster", std::nullopt);
+    if (!path)
+      return nullptr;
+    automatic.cluster = *path;
+  }
+  if (autoField) {
+    if (autoField->value) {
+      r.error(*autoField) << "'auto' is a flag: write 'parallel { auto }'";
+      return nullptr;
+    }
+    for (StringRef other : {"mesh", "micro_batches", "schedule"})
+      if (const Field *f = r.find(other)) {
+        r.error(*f) << "'" << other
+                    << "' cannot be given with 'auto': the planner "
+                       "chooses the plan";
+        return nullptr;
+      }
+    automatic.requested = true;
+    failed = false;
     return nullptr;
   }
   int64_t axes[4] = {1, 1, 1, 1};
@@ -257,6 +283,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
         << axes[0] << ") times micro_batches (" << *micro << ")";
     return nullptr;
   }
+  failed = false;
   return meta::PlanAttr::get(b.getContext(), axes[0], axes[1], axes[2], axes[3],
                              *micro, *kind);
 }
@@ -338,9 +365,12 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   }
 
   meta::PlanAttr plan;
+  AutoPlan automatic;
+  bool planFailed = false;
   if (const ConfigValue *parallel = recordField(fields, "parallel");
       parallel && metaBatch)
-    plan = buildPlan(*parallel, diags, builder, *metaBatch);
+    plan = buildPlan(*parallel, diags, builder, *metaBatch, automatic,
+                     planFailed);
 
   std::optional<int64_t> checkpointEvery;
   std::optional<std::string> checkpointDir;
@@ -359,7 +389,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
 
   if (fields.hadError() || !model || !tasks || !algorithm || !loss ||
       !optimizer || !metaBatch || !iterations || !seed || !onNonfinite ||
-      (fields.has("parallel") && !plan))
+      (fields.has("parallel") && planFailed))
     return nullptr;
 
   auto train = meta::TrainOp::create(
@@ -367,6 +397,12 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       algorithm, optimizer, *metaBatch, *iterations, *seed);
   if (plan)
     train.setPlanAttr(plan);
+  if (automatic.requested) {
+    train->setAttr("meta.plan_auto", builder.getUnitAttr());
+    if (!automatic.cluster.empty())
+      train->setAttr("meta.plan_cluster",
+                     builder.getStringAttr(automatic.cluster));
+  }
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

@@ -2,8 +2,6 @@
 
 #include "metac/Partition/Passes.h"
 
-#include "BlockDependents.h"
-
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,9 +57,16 @@ public:
 private:
   /// Greedy, in program order: an all-reduce joins the open bucket unless
   /// its operand depends on a member's result or the bucket is full.
-  void formBuckets(ArrayRef<shard::AllReduceOp> ops) {
+  void formBuckets(MutableArrayRef<shard::AllReduceOp> ops) {
+    // Merging an earlier key's buckets moved users of its results, and
+    // those may be this key's all-reduces: their order when collected is
+    // stale. The check below needs the current order, in which no member
+    // can depend on an all-reduce that comes after it.
+    llvm::sort(ops, [](shard::AllReduceOp a, shard::AllReduceOp b) {
+      return a->isBeforeInBlock(b);
+    });
     SmallVector<shard::AllReduceOp> bucket;
-    SetVector<Operation *> dependents;
+    DenseSet<Operation *> dependents;
     int64_t bytes = 0;
     for (shard::AllReduceOp op : ops) {
       int64_t size = byteSize(cast<RankedTensorType>(op.getType()));
@@ -74,15 +79,30 @@ private:
       }
       bucket.push_back(op);
       bytes += size;
-      for (Operation *dependent :
-           partition::getDependents(block, op.getResult()))
-        dependents.insert(dependent);
+      addDependents(op.getResult(), dependents);
     }
     merge(bucket, dependents);
   }
 
+  /// Adds the ops of the block that use `value`, directly or not. Ops
+  /// already in `dependents` are not walked again: the bucket's closure
+  /// costs one visit per op, not one scan of the block per member.
+  void addDependents(Value value, DenseSet<Operation *> &dependents) {
+    SmallVector<Value> work{value};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        Operation *top = block.findAncestorOpInBlock(*user);
+        if (!top || !dependents.insert(top).second)
+          continue;
+        for (Value result : top->getResults())
+          work.push_back(result);
+      }
+    }
+  }
+
   void merge(MutableArrayRef<shard::AllReduceOp> bucket,
-             const SetVector<Operation *> &dependents) {
+             const DenseSet<Operation *> &dependents) {
     if (bucket.size() < 2)
       return;
     // The merged all-reduce goes right after the last operand is computed.

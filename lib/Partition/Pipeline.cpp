@@ -141,7 +141,7 @@ SmallVector<ParamStages> cutCandidates(ArrayRef<Layer> layers, int64_t stages) {
   double count = 1;
   for (int64_t k = 1; k < stages; ++k)
     count = count * (n - k) / k;
-  if (count <= 256) {
+  if (count <= 16) {
     SmallVector<int64_t> first(stages, 0);
     std::function<void(int64_t, int64_t)> place = [&](int64_t stage,
                                                       int64_t from) {
@@ -173,7 +173,18 @@ SmallVector<ParamStages> cutCandidates(ArrayRef<Layer> layers, int64_t stages) {
   }
   while (static_cast<int64_t>(first.size()) < stages)
     first.push_back(n - (stages - first.size()));
+  // More cuts than that: the balanced cut and its neighbours (one layer
+  // moved across one boundary); the stage cost is close to unimodal in the
+  // cut, and each trial re-assigns every op of the step.
   assign(first);
+  for (int64_t boundary = 1; boundary < stages; ++boundary)
+    for (int64_t delta : {-1, 1}) {
+      SmallVector<int64_t> moved(first);
+      moved[boundary] += delta;
+      int64_t next = boundary + 1 < stages ? moved[boundary + 1] : n;
+      if (moved[boundary] > moved[boundary - 1] && moved[boundary] < next)
+        assign(moved);
+    }
   return candidates;
 }
 
@@ -186,7 +197,24 @@ public:
         paramStage(paramStage), concat(concat), oneFOneB(oneFOneB) {}
 
   /// Assigns every op a stage (and checks the function can be split).
-  LogicalResult analyze();
+  LogicalResult analyze() {
+    if (failed(analyzeRegion()))
+      return failure();
+    assignStages();
+    return success();
+  }
+  /// What does not depend on the cut: the per-task region, the globals
+  /// and the tail of reductions.
+  LogicalResult analyzeRegion();
+  /// analyze() with the region of `other` (the same function): trying a
+  /// cut costs only the stage assignment.
+  void analyzeLike(const PipelineSplitter &other) {
+    region = other.region;
+    tail = other.tail;
+    globals = other.globals;
+    owners = other.owners;
+    assignStages();
+  }
   /// The largest estimated work of a stage, after analyze().
   double maxStageCost();
   /// Replaces the function by its stage functions, after analyze().
@@ -305,14 +333,18 @@ void PipelineSplitter::assignStages() {
     for (Operation *op : region) {
       if (seeded.contains(op))
         continue;
-      SmallVector<int64_t> candidates;
+      // The distinct neighbouring stages (an op with many users would
+      // otherwise be costed once per user).
+      SmallVector<int64_t, 4> candidates;
+      auto consider = [&](Operation *neighbour) {
+        if (neighbour && region.contains(neighbour) &&
+            !llvm::is_contained(candidates, stageOf[neighbour]))
+          candidates.push_back(stageOf[neighbour]);
+      };
       for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp();
-            def && region.contains(def))
-          candidates.push_back(stageOf[def]);
+        consider(operand.getDefiningOp());
       for (Operation *user : op->getUsers())
-        if (region.contains(user))
-          candidates.push_back(stageOf[user]);
+        consider(user);
       int64_t best = stageOf[op];
       int64_t bestCost = transferred(op, best);
       for (int64_t candidate : candidates) {
@@ -571,7 +603,7 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   return stageFunction;
 }
 
-LogicalResult PipelineSplitter::analyze() {
+LogicalResult PipelineSplitter::analyzeRegion() {
   Block &entry = function.getBody().front();
   if (function.getNumArguments() < kBatchArguments)
     return function.emitOpError("has no task batch to pipeline");
@@ -598,6 +630,16 @@ LogicalResult PipelineSplitter::analyze() {
     else
       globals.push_back(&op);
   }
+  // The stages stream micro-batches up to the task reductions: a task
+  // reduction of a value that itself follows one (tasks gathered early, as
+  // sharding propagation does for some meshes) has no micro-batches.
+  for (Operation *owner : owners)
+    if (Operation *def = owner->getOperand(0).getDefiningOp())
+      if (batchOps.contains(def) && !region.contains(def))
+        return owner->emitOpError(
+            "reduces over tasks a value computed after another reduction "
+            "over tasks (the tasks were gathered before the end of the "
+            "program), which pipelining does not support");
   // Whatever the stages share must go through the task reductions.
   for (Operation *op : tail)
     for (Value operand : op->getOperands())
@@ -606,7 +648,6 @@ LogicalResult PipelineSplitter::analyze() {
           return op->emitOpError(
               "uses a per-task value outside a reduction over tasks, which "
               "pipelining does not support");
-  assignStages();
   return success();
 }
 
@@ -711,12 +752,16 @@ LogicalResult metac::partition::splitPipelineStages(ModuleOp module) {
           cutCandidates(layers, plan.getPipeline());
       const ParamStages *best = nullptr;
       double bestCost = 0;
+      PipelineSplitter prototype(step, grid, plan.getPipeline(),
+                                 plan.getMicroBatches(), candidates.front(),
+                                 false, oneFOneB);
+      if (failed(prototype.analyzeRegion()))
+        return failure();
       for (const ParamStages &candidate : candidates) {
         PipelineSplitter trial(step, grid, plan.getPipeline(),
                                plan.getMicroBatches(), candidate, false,
                                oneFOneB);
-        if (failed(trial.analyze()))
-          return failure();
+        trial.analyzeLike(prototype);
         double cost = trial.maxStageCost();
         if (!best || cost < bestCost) {
           best = &candidate;

@@ -61,48 +61,56 @@ bool metac::isPhaseImplemented(Phase phase) { return info(phase).implemented; }
 
 LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
                                      const PipelineOptions &options) {
+  return buildPipelineBetween(pm, Phase::Meta, phase, options);
+}
+
+LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
+                                          Phase phase,
+                                          const PipelineOptions &options) {
   if (!isPhaseImplemented(phase))
     return failure();
+  // Each phase's passes run when `from` is before it and `phase` reaches it.
+  auto after = [&](Phase p) { return from < p && phase >= p; };
   // The `meta` phase is MLIRGen's output: verification (which the pass
   // manager runs after every pipeline) is all it needs.
-  if (phase >= Phase::Expand) {
+  if (after(Phase::Expand)) {
     pm.addPass(meta::createMetaExpand());
     pm.addPass(meta::createMetaUnrollAdapt());
   }
-  if (phase >= Phase::Batched) {
+  if (after(Phase::Batched)) {
     pm.addPass(meta::createMetaBatchTasks());
     pm.addPass(createCSEPass());
   }
-  if (phase >= Phase::Autodiff) {
+  if (after(Phase::Autodiff)) {
     pm.addPass(meta::createMetaAutodiff());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
   // On one rank (no plan, no --mesh) planning and partitioning change
   // nothing.
-  if (phase >= Phase::Planned) {
+  if (after(Phase::Planned)) {
     partition::MetaPlanOptions plan;
     plan.mesh = options.mesh;
     plan.microBatches = options.microBatches;
     plan.schedule = options.schedule;
     pm.addPass(partition::createMetaPlan(plan));
   }
-  if (phase >= Phase::Partitioned) {
+  if (after(Phase::Partitioned)) {
     pm.addPass(partition::createMetaPartition());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
-  if (phase >= Phase::Optimized && options.accumulate > 1) {
+  if (after(Phase::Optimized) && options.accumulate > 1) {
     partition::MetaAccumulateGradientsOptions accumulate;
     accumulate.steps = options.accumulate;
     pm.addPass(partition::createMetaAccumulateGradients(accumulate));
   }
-  if (phase >= Phase::Optimized && options.bucketBytes > 0) {
+  if (after(Phase::Optimized) && options.bucketBytes > 0) {
     partition::MetaBucketCollectivesOptions bucket;
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
-  if (phase >= Phase::Lowered)
+  if (after(Phase::Lowered))
     pm.addPass(createConvertNNToRuntime());
   // `llvm` is the lowered module translated to LLVM IR (by the driver).
   return success();

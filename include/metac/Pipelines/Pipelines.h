@@ -69,6 +69,13 @@ struct PipelineOptions {
 mlir::LogicalResult buildPipelineTo(mlir::OpPassManager &pm, Phase phase,
                                     const PipelineOptions &options = {});
 
+/// Appends the passes that take `from`-phase IR to `phase` (those of the
+/// phases after `from`, up to `phase`): how the planner partitions a copy
+/// of the autodiff phase's program for each candidate plan.
+mlir::LogicalResult buildPipelineBetween(mlir::OpPassManager &pm, Phase from,
+                                         Phase phase,
+                                         const PipelineOptions &options = {});
+
 /// Registers one pass pipeline per implemented phase (`metac-to-<phase>`) for
 /// `metac-opt --pass-pipeline`.
 void registerPhasePipelines();

@@ -1,0 +1,320 @@
+//===- Planner.cpp - choose a parallel plan for a cluster -----------------===//
+
+#include "metac/Planner/Planner.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Pipelines/Pipelines.h"
+
+#include "Screening.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::planner;
+using partition::MeshAxis;
+
+std::string PlanCandidate::describe() const {
+  std::string text = mesh.str();
+  if (mesh.sizes[MeshAxis::Pipeline] > 1)
+    text += llvm::formatv(" ({0} micro-batches, {1})", microBatches, schedule)
+                .str();
+  return text;
+}
+
+namespace {
+
+SmallVector<int64_t> divisors(int64_t n) {
+  SmallVector<int64_t> result;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0)
+      result.push_back(d);
+  return result;
+}
+
+/// What a plan must divide: tasks per meta-batch, and the samples per task
+/// of every batch argument of the step and evaluation functions.
+struct ProblemSizes {
+  int64_t metaBatch = 1;
+  SmallVector<int64_t> samples;
+};
+
+ProblemSizes problemSizes(meta::TrainOp train, SymbolTable &symbols) {
+  ProblemSizes sizes;
+  sizes.metaBatch = train.getMetaBatch();
+  SmallVector<StringRef> functions;
+  if (auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step"))
+    functions.push_back(step.getValue());
+  if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
+    for (auto e : evals.getAsRange<FlatSymbolRefAttr>())
+      functions.push_back(e.getValue());
+  for (StringRef name : functions)
+    if (auto f = symbols.lookup<func::FuncOp>(name))
+      for (BlockArgument arg : f.getArguments().take_back(4))
+        if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
+          if (t.getRank() > 1)
+            sizes.samples.push_back(t.getDimSize(1));
+  return sizes;
+}
+
+/// Every plan of `devices` devices that divides the problem, before any is
+/// partitioned.
+std::vector<PlanCandidate> enumerate(int64_t devices,
+                                     const ProblemSizes &problem,
+                                     const ClusterDescription &cluster) {
+  std::vector<PlanCandidate> plans;
+  int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
+  for (int64_t task : divisors(devices)) {
+    if (problem.metaBatch % task)
+      continue;
+    for (int64_t data : divisors(devices / task)) {
+      if (llvm::any_of(problem.samples,
+                       [&](int64_t n) { return n % data != 0; }))
+        continue;
+      for (int64_t tensor : divisors(devices / task / data)) {
+        // The tensor axis talks on every layer: it stays inside a node.
+        if (tensor > 1 && perNode % tensor)
+          continue;
+        int64_t pipeline = devices / task / data / tensor;
+        PlanCandidate plan;
+        plan.mesh.sizes = {task, data, tensor, pipeline};
+        if (pipeline == 1) {
+          plans.push_back(plan);
+          continue;
+        }
+        // Micro-batches are groups of a rank's tasks: at least one per
+        // stage; more shrink the bubble and cost more transfers.
+        int64_t localTasks = problem.metaBatch / task;
+        for (int64_t micro : {pipeline, 2 * pipeline, 4 * pipeline}) {
+          if (micro > localTasks || localTasks % micro)
+            continue;
+          for (StringRef schedule : {"gpipe", "1f1b"}) {
+            plan.microBatches = micro;
+            plan.schedule = schedule.str();
+            plans.push_back(plan);
+          }
+        }
+      }
+    }
+  }
+  return plans;
+}
+
+} // namespace
+
+llvm::Expected<PlanResult>
+metac::planner::planTraining(ModuleOp module, StringRef trainName,
+                             const ClusterDescription &cluster,
+                             const PlannerOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  SymbolTable symbols(module);
+  auto train = symbols.lookup<meta::TrainOp>(trainName);
+  if (!train)
+    return llvm::createStringError("no training named '" + trainName.str() +
+                                   "'");
+  PlanResult result;
+  result.devices = options.devices > 0 ? options.devices : cluster.numDevices();
+  if (result.devices > cluster.numDevices())
+    return llvm::createStringError(
+        llvm::formatv("--devices={0} is more than the {1} devices of '{2}'",
+                      result.devices, cluster.numDevices(), cluster.name)
+            .str());
+  ProblemSizes problem = problemSizes(train, symbols);
+  std::vector<PlanCandidate> plans =
+      enumerate(result.devices, problem, cluster);
+  double budget =
+      double(cluster.device.memoryBytes) * (1.0 - options.memoryMargin);
+  MLIRContext *context = module.getContext();
+  // A copy partitioned by metac's own passes: the plan is costed as it
+  // would run. Diagnostics of plans that cannot be partitioned become the
+  // plan's rejection: one handler for the whole search routes them to the
+  // plan being costed on the thread that emits them.
+  static thread_local std::string *diagnosticSink = nullptr;
+  ScopedDiagnosticHandler handler(context, [](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && diagnosticSink &&
+        diagnosticSink->empty())
+      *diagnosticSink = d.str();
+    return success();
+  });
+  auto evaluate = [&](PlanCandidate &plan) -> bool {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    std::string diagnostics;
+    diagnosticSink = &diagnostics;
+    PipelineOptions pipeline;
+    pipeline.mesh = plan.mesh.str();
+    pipeline.microBatches = plan.microBatches > 1 ? plan.microBatches : 0;
+    pipeline.schedule = plan.schedule;
+    pipeline.bucketBytes = options.bucketBytes;
+    PassManager pm(context);
+    bool partitioned =
+        succeeded(buildPipelineBetween(pm, Phase::Autodiff, Phase::Optimized,
+                                       pipeline)) &&
+        succeeded(pm.run(*copy));
+    diagnosticSink = nullptr;
+    if (!partitioned) {
+      plan.rejection = "cannot be partitioned: " +
+                       (diagnostics.empty() ? "the passes failed" : diagnostics);
+      return false;
+    }
+    llvm::Expected<IterationEstimate> estimate =
+        estimateIteration(*copy, trainName, cluster);
+    if (!estimate) {
+      plan.rejection = llvm::toString(estimate.takeError());
+      return false;
+    }
+    plan.estimate = *estimate;
+    return true;
+  };
+  // Costs `batch`; true where a plan was costed. (In sequence: the passes
+  // already use the context's threads, and plans costed on threads of
+  // their own were slower on two cores.)
+  auto evaluateAll = [&](MutableArrayRef<PlanCandidate> batch) {
+    std::vector<char> costed(batch.size(), 0);
+    for (size_t i = 0; i < batch.size(); ++i)
+      costed[i] = evaluate(batch[i]);
+    return costed;
+  };
+  auto fits = [&](PlanCandidate &plan) {
+    if (double(plan.estimate.peakBytes()) <= budget)
+      return true;
+    plan.rejection = llvm::formatv(
+        "needs {0} bytes per device, more than {1:P0} of the {2} bytes of "
+        "a device",
+        plan.estimate.peakBytes(), 1.0 - options.memoryMargin,
+        cluster.device.memoryBytes);
+    return false;
+  };
+  auto exact = [&](MutableArrayRef<PlanCandidate> batch) {
+    std::vector<char> costed = evaluateAll(batch);
+    for (auto [plan, ok] : llvm::zip(batch, costed)) {
+      if (ok && fits(plan))
+        result.ranked.push_back(plan);
+      else
+        result.rejected.push_back(plan);
+    }
+  };
+  if (int64_t(plans.size()) <= options.exactLimit) {
+    exact(plans);
+  } else {
+    // Screening: exact estimates of the reference plans, then a coarse
+    // estimate of every plan; the best that fit are partitioned.
+    ScreeningReferences refs;
+    PlanCandidate single;
+    if (!evaluate(single))
+      return llvm::createStringError("'" + trainName.str() +
+                                     "' cannot be compiled for one device: " +
+                                     single.rejection);
+    refs.single = single.estimate;
+    auto smallestDivisor = [](ArrayRef<int64_t> of, int64_t limit) {
+      for (int64_t r = 2; r <= limit; ++r)
+        if (llvm::all_of(of, [&](int64_t n) { return n % r == 0; }))
+          return r;
+      return int64_t(0);
+    };
+    int64_t limit = std::min<int64_t>(cluster.numDevices(), 64);
+    refs.size = {smallestDivisor({problem.metaBatch}, limit),
+                 smallestDivisor(problem.samples, limit),
+                 cluster.devicesPerNode % 2 == 0 ? 2 : 0,
+                 smallestDivisor({problem.metaBatch}, limit)};
+    std::vector<PlanCandidate> references;
+    SmallVector<unsigned> axes;
+    for (unsigned a = 0; a < 4; ++a) {
+      if (refs.size[a] < 2)
+        continue;
+      PlanCandidate ref;
+      ref.mesh.sizes[a] = refs.size[a];
+      if (a == MeshAxis::Pipeline) {
+        ref.microBatches = refs.size[a];
+        ref.schedule = "gpipe";
+      }
+      references.push_back(ref);
+      axes.push_back(a);
+    }
+    std::vector<char> costed = evaluateAll(references);
+    for (auto [i, a] : llvm::enumerate(axes))
+      if (costed[i])
+        refs.axis[a] = references[i].estimate;
+    std::vector<PlanCandidate> screened;
+    for (PlanCandidate &plan : plans) {
+      std::optional<IterationEstimate> coarse =
+          screenPlan(plan, refs, cluster);
+      plan.exact = false;
+      if (!coarse) {
+        plan.rejection = "cannot be partitioned (a two-way split of one of "
+                         "its axes does not partition)";
+        result.rejected.push_back(plan);
+        continue;
+      }
+      plan.estimate = *coarse;
+      // The screen's memory is coarse: a quarter of slack before a plan is
+      // set aside without being partitioned.
+      if (double(coarse->peakBytes()) > 1.25 * budget) {
+        fits(plan);
+        plan.rejection = "screened: " + plan.rejection;
+        result.rejected.push_back(plan);
+        continue;
+      }
+      screened.push_back(plan);
+    }
+    llvm::stable_sort(screened,
+                      [](const PlanCandidate &a, const PlanCandidate &b) {
+                        return a.estimate.seconds() < b.estimate.seconds();
+                      });
+    size_t next = 0;
+    int64_t tried = 0;
+    // In rounds of as many plans as still wanted, costed in parallel.
+    while (next < screened.size() &&
+           int64_t(result.ranked.size()) < options.finalists &&
+           tried < 4 * options.finalists) {
+      int64_t wanted = options.finalists - int64_t(result.ranked.size());
+      size_t count = std::min<size_t>(wanted, screened.size() - next);
+      std::vector<PlanCandidate> round(screened.begin() + next,
+                                       screened.begin() + next + count);
+      for (PlanCandidate &plan : round)
+        plan.exact = true;
+      next += count;
+      tried += count;
+      exact(round);
+    }
+    result.screened.assign(screened.begin() + next, screened.end());
+  }
+  auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
+    if (a.estimate.seconds() != b.estimate.seconds())
+      return a.estimate.seconds() < b.estimate.seconds();
+    return a.estimate.peakBytes() < b.estimate.peakBytes();
+  };
+  llvm::stable_sort(result.ranked, faster);
+  llvm::stable_sort(result.rejected, [](const PlanCandidate &a,
+                                        const PlanCandidate &b) {
+    return a.estimate.peakBytes() < b.estimate.peakBytes();
+  });
+  result.planningSeconds = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+  if (result.ranked.empty()) {
+    // Name the least memory a plan would need, if any could be costed.
+    for (const PlanCandidate &plan : result.rejected)
+      if (plan.estimate.peakBytes() > 0)
+        return llvm::createStringError(llvm::formatv(
+            "no plan of {0} devices of '{1}' fits '{2}' in memory: the "
+            "smallest peak is {3} bytes per device ({4}), and a device has "
+            "{5} bytes, {6:P0} of which the planner uses",
+            result.devices, cluster.name, trainName,
+            plan.estimate.peakBytes(), plan.describe(),
+            cluster.device.memoryBytes, 1.0 - options.memoryMargin));
+    return llvm::createStringError(llvm::formatv(
+        "no plan of {0} devices can partition '{1}'{2}", result.devices,
+        trainName,
+        result.rejected.empty() ? std::string()
+                                : ": " + result.rejected.front().describe() +
+                                      " " + result.rejected.front().rejection));
+  }
+  return result;
+}
