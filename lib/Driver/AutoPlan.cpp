@@ -106,8 +106,7 @@ void explain(const PlanResult &result, llvm::raw_ostream &os) {
         break;
       os << (i ? ", " : "")
          << llvm::formatv("{0:F3} ms {1} {2}", std::abs(parts[i].delta) * 1e3,
-                          parts[i].delta >= 0 ? "less" : "more",
-                          parts[i].what);
+                          parts[i].delta >= 0 ? "less" : "more", parts[i].what);
     }
     os << ")";
   }
@@ -175,24 +174,23 @@ llvm::json::Object toJson(const PlanCandidate &p, bool fits) {
     axes[name] = bytes;
   for (auto &[name, seconds] : e.secondsPerAxes)
     axesSeconds[name] = seconds * 1e3;
-  llvm::json::Object o{
-      {"mesh", p.meshString()},
-      {"micro_batches", p.microBatches},
-      {"schedule", p.schedule.empty() ? "none" : p.schedule},
-      {"fits", fits},
-      {"exact", p.exact},
-      {"predicted_ms", e.seconds() * 1e3},
-      {"compute_ms", e.computeSeconds * 1e3},
-      {"comm_ms", e.commSeconds * 1e3},
-      {"bubble_ms", e.bubbleSeconds * 1e3},
-      {"driver_ms", e.driverSeconds * 1e3},
-      {"peak_bytes", int64_t(e.peakBytes())},
-      {"persistent_bytes", int64_t(e.persistentBytes)},
-      {"scratch_bytes", int64_t(e.scratchBytes)},
-      {"flops_per_rank", e.rankFlops},
-      {"calls", e.calls},
-      {"bytes_per_axes", std::move(axes)},
-      {"comm_ms_per_axes", std::move(axesSeconds)}};
+  llvm::json::Object o{{"mesh", p.meshString()},
+                       {"micro_batches", p.microBatches},
+                       {"schedule", p.schedule.empty() ? "none" : p.schedule},
+                       {"fits", fits},
+                       {"exact", p.exact},
+                       {"predicted_ms", e.seconds() * 1e3},
+                       {"compute_ms", e.computeSeconds * 1e3},
+                       {"comm_ms", e.commSeconds * 1e3},
+                       {"bubble_ms", e.bubbleSeconds * 1e3},
+                       {"driver_ms", e.driverSeconds * 1e3},
+                       {"peak_bytes", int64_t(e.peakBytes())},
+                       {"persistent_bytes", int64_t(e.persistentBytes)},
+                       {"scratch_bytes", int64_t(e.scratchBytes)},
+                       {"flops_per_rank", e.rankFlops},
+                       {"calls", e.calls},
+                       {"bytes_per_axes", std::move(axes)},
+                       {"comm_ms_per_axes", std::move(axesSeconds)}};
   if (!fits)
     o["rejected"] = p.rejection;
   return o;
@@ -202,9 +200,8 @@ llvm::json::Object toJson(const PlanCandidate &p, bool fits) {
 
 bool metac::driver::needsPlanner(ModuleOp module, const PlanRequest &request) {
   bool needed = false;
-  module.walk([&](meta::TrainOp train) {
-    needed |= wantsPlanner(train, request);
-  });
+  module.walk(
+      [&](meta::TrainOp train) { needed |= wantsPlanner(train, request); });
   return needed;
 }
 
@@ -224,9 +221,9 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
     const PlanCandidate &best = result->ranked.front();
     Builder b(train.getContext());
     const auto &s = best.mesh.sizes;
-    meta::PipelineSchedule schedule =
-        best.schedule == "1f1b" ? meta::PipelineSchedule::OneFOneB
-                                : meta::PipelineSchedule::GPipe;
+    meta::PipelineSchedule schedule = best.schedule == "1f1b"
+                                          ? meta::PipelineSchedule::OneFOneB
+                                          : meta::PipelineSchedule::GPipe;
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
                                           s[3], best.microBatches, schedule));
     const IterationEstimate &e = best.estimate;
@@ -238,7 +235,8 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
             b.getNamedAttr("plans_costed",
                            b.getI64IntegerAttr(result->ranked.size() +
                                                result->rejected.size())),
-            b.getNamedAttr("predicted_ms", b.getF64FloatAttr(e.seconds() * 1e3)),
+            b.getNamedAttr("predicted_ms",
+                           b.getF64FloatAttr(e.seconds() * 1e3)),
             b.getNamedAttr("peak_bytes",
                            b.getI64IntegerAttr(int64_t(e.peakBytes()))),
         }));

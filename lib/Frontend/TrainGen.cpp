@@ -369,8 +369,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   bool planFailed = false;
   if (const ConfigValue *parallel = recordField(fields, "parallel");
       parallel && metaBatch)
-    plan = buildPlan(*parallel, diags, builder, *metaBatch, automatic,
-                     planFailed);
+    plan =
+        buildPlan(*parallel, diags, builder, *metaBatch, automatic, planFailed);
 
   std::optional<int64_t> checkpointEvery;
   std::optional<std::string> checkpointDir;

@@ -104,10 +104,9 @@ double flat(Collective kind, double bytes, int64_t g, Link l,
 
 /// A calibrated fit for `kind` over exactly `group.size` devices on the
 /// same level, if the description has one.
-const CollectiveFit *findFit(const ClusterDescription &cluster,
-                             Collective kind, const GroupPlacement &group) {
-  LinkLevel level =
-      group.crossesNodes() ? LinkLevel::Cluster : LinkLevel::Node;
+const CollectiveFit *findFit(const ClusterDescription &cluster, Collective kind,
+                             const GroupPlacement &group) {
+  LinkLevel level = group.crossesNodes() ? LinkLevel::Cluster : LinkLevel::Node;
   int64_t size = kind == Collective::SendRecv ? 2 : group.size;
   for (const CollectiveFit &fit : cluster.collectiveFits)
     if (fit.collective == stringifyCollective(kind) && fit.group == size &&

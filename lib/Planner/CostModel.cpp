@@ -4,9 +4,9 @@
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Partition/Mesh.h"
 #include "metac/Planner/CollectiveCost.h"
 #include "metac/Planner/OpCost.h"
-#include "metac/Partition/Mesh.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -148,9 +148,9 @@ double rateOf(Operation *op, double flops, const DeviceDescription &device) {
     return pick(table.front().rate);
   if (flops >= table.back().flops)
     return pick(table.back().rate);
-  auto upper = std::upper_bound(
-      table.begin(), table.end(), flops,
-      [](double f, const GemmRate &r) { return f < r.flops; });
+  auto upper =
+      std::upper_bound(table.begin(), table.end(), flops,
+                       [](double f, const GemmRate &r) { return f < r.flops; });
   const GemmRate &hi = *upper, &lo = *(upper - 1);
   double t = std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
   return std::exp(std::log(pick(lo.rate)) * (1 - t) +
@@ -207,10 +207,10 @@ private:
 };
 
 const Estimator::Cached &Estimator::costOf(Operation *op) {
-  llvm::hash_code key = llvm::hash_combine(
-      op->getName().getAsOpaquePointer(),
-      op->getRawDictionaryAttrs().getAsOpaquePointer(),
-      op->getPropertiesAsAttribute().getAsOpaquePointer());
+  llvm::hash_code key =
+      llvm::hash_combine(op->getName().getAsOpaquePointer(),
+                         op->getRawDictionaryAttrs().getAsOpaquePointer(),
+                         op->getPropertiesAsAttribute().getAsOpaquePointer());
   for (Type t : op->getOperandTypes())
     key = llvm::hash_combine(key, t.getAsOpaquePointer());
   for (Type t : op->getResultTypes())
@@ -243,8 +243,7 @@ double Estimator::transferSeconds(int64_t from, int64_t to, double bytes) {
   pair.size = 2;
   pair.nodes = from / perNode == to / perNode ? 1 : 2;
   pair.perNode = pair.nodes == 1 ? 2 : 1;
-  return estimateCollective(Collective::SendRecv, bytes, pair, cluster)
-      .seconds;
+  return estimateCollective(Collective::SendRecv, bytes, pair, cluster).seconds;
 }
 
 RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
@@ -266,8 +265,8 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       e.kind = Event::Collective;
       e.mask = maskOf(axes);
       e.bytes = bytes;
-      GroupPlacement group =
-          placeGroup(mesh, e.mask, std::max<int64_t>(cluster.devicesPerNode, 1));
+      GroupPlacement group = placeGroup(
+          mesh, e.mask, std::max<int64_t>(cluster.devicesPerNode, 1));
       e.seconds = estimateCollective(kind, bytes, group, cluster).seconds;
       program.events.push_back(e);
       ++program.calls;
@@ -448,9 +447,9 @@ metac::planner::estimateIteration(ModuleOp module, StringRef trainName,
             plan.getPipeline()};
   int64_t world = mesh[0] * mesh[1] * mesh[2] * mesh[3];
   if (world > cluster.numDevices())
-    return llvm::createStringError(
-        "the plan needs " + std::to_string(world) + " devices; '" +
-        cluster.name + "' has " + std::to_string(cluster.numDevices()));
+    return llvm::createStringError("the plan needs " + std::to_string(world) +
+                                   " devices; '" + cluster.name + "' has " +
+                                   std::to_string(cluster.numDevices()));
   int64_t stages = 1;
   if (auto attr = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
     stages = attr.getInt();
@@ -485,11 +484,10 @@ metac::planner::estimateIteration(ModuleOp module, StringRef trainName,
   bool guarded = false;
   first.walk([&](meta::UpdateGuardOp) { guarded = true; });
   if (guarded && world > 1) {
-    GroupPlacement everyone = placeGroup(
-        mesh, 0xF, std::max<int64_t>(cluster.devicesPerNode, 1));
+    GroupPlacement everyone =
+        placeGroup(mesh, 0xF, std::max<int64_t>(cluster.devicesPerNode, 1));
     estimate->driverSeconds +=
-        estimateCollective(Collective::AllReduce, 8, everyone, cluster)
-            .seconds;
+        estimateCollective(Collective::AllReduce, 8, everyone, cluster).seconds;
   }
   return estimate;
 }

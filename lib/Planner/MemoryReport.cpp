@@ -20,9 +20,9 @@ struct MetaMemoryReportPass
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     ScratchUse use = replayScratch(function);
-    function.emitRemark() << "scratch peak " << use.peakBytes << " bytes: "
-                          << use.blocks << " blocks, " << use.reused
-                          << " reused";
+    function.emitRemark() << "scratch peak " << use.peakBytes
+                          << " bytes: " << use.blocks << " blocks, "
+                          << use.reused << " reused";
   }
 };
 

@@ -153,14 +153,14 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.schedule = plan.schedule;
     pipeline.bucketBytes = options.bucketBytes;
     PassManager pm(context);
-    bool partitioned =
-        succeeded(buildPipelineBetween(pm, Phase::Autodiff, Phase::Optimized,
-                                       pipeline)) &&
-        succeeded(pm.run(*copy));
+    bool partitioned = succeeded(buildPipelineBetween(
+                           pm, Phase::Autodiff, Phase::Optimized, pipeline)) &&
+                       succeeded(pm.run(*copy));
     diagnosticSink = nullptr;
     if (!partitioned) {
-      plan.rejection = "cannot be partitioned: " +
-                       (diagnostics.empty() ? "the passes failed" : diagnostics);
+      plan.rejection =
+          "cannot be partitioned: " +
+          (diagnostics.empty() ? "the passes failed" : diagnostics);
       return false;
     }
     llvm::Expected<IterationEstimate> estimate =
@@ -208,9 +208,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     ScreeningReferences refs;
     PlanCandidate single;
     if (!evaluate(single))
-      return llvm::createStringError("'" + trainName.str() +
-                                     "' cannot be compiled for one device: " +
-                                     single.rejection);
+      return llvm::createStringError(
+          "'" + trainName.str() +
+          "' cannot be compiled for one device: " + single.rejection);
     refs.single = single.estimate;
     auto smallestDivisor = [](ArrayRef<int64_t> of, int64_t limit) {
       for (int64_t r = 2; r <= limit; ++r)
@@ -243,8 +243,7 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
         refs.axis[a] = references[i].estimate;
     std::vector<PlanCandidate> screened;
     for (PlanCandidate &plan : plans) {
-      std::optional<IterationEstimate> coarse =
-          screenPlan(plan, refs, cluster);
+      std::optional<IterationEstimate> coarse = screenPlan(plan, refs, cluster);
       plan.exact = false;
       if (!coarse) {
         plan.rejection = "cannot be partitioned (a two-way split of one of "
@@ -291,13 +290,13 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     return a.estimate.peakBytes() < b.estimate.peakBytes();
   };
   llvm::stable_sort(result.ranked, faster);
-  llvm::stable_sort(result.rejected, [](const PlanCandidate &a,
-                                        const PlanCandidate &b) {
-    return a.estimate.peakBytes() < b.estimate.peakBytes();
-  });
-  result.planningSeconds = std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count();
+  llvm::stable_sort(result.rejected,
+                    [](const PlanCandidate &a, const PlanCandidate &b) {
+                      return a.estimate.peakBytes() < b.estimate.peakBytes();
+                    });
+  result.planningSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (result.ranked.empty()) {
     // Name the least memory a plan would need, if any could be costed.
     for (const PlanCandidate &plan : result.rejected)
@@ -306,9 +305,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
             "no plan of {0} devices of '{1}' fits '{2}' in memory: the "
             "smallest peak is {3} bytes per device ({4}), and a device has "
             "{5} bytes, {6:P0} of which the planner uses",
-            result.devices, cluster.name, trainName,
-            plan.estimate.peakBytes(), plan.describe(),
-            cluster.device.memoryBytes, 1.0 - options.memoryMargin));
+            result.devices, cluster.name, trainName, plan.estimate.peakBytes(),
+            plan.describe(), cluster.device.memoryBytes,
+            1.0 - options.memoryMargin));
     return llvm::createStringError(llvm::formatv(
         "no plan of {0} devices can partition '{1}'{2}", result.devices,
         trainName,

@@ -114,10 +114,9 @@ metac::planner::screenPlan(const PlanCandidate &plan,
       mask = (1u << MeshAxis::Task) | (1u << MeshAxis::Data) |
              (1u << MeshAxis::Pipeline);
     GroupPlacement group = placeGroup(sizes, mask, perNode);
-    double seconds =
-        calls * estimateCollective(Collective::AllReduce, perCall, group,
-                                   cluster)
-                    .seconds;
+    double seconds = calls * estimateCollective(Collective::AllReduce, perCall,
+                                                group, cluster)
+                                 .seconds;
     comm += seconds;
     std::string name = partition::getMeshAxisName(a).str();
     e.bytesPerAxes[name] += perCall * calls;
@@ -131,16 +130,16 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     int64_t m = plan.microBatches;
     // The reference streams r micro-batches through r stages.
     double f = dividedFraction(roofline(one), roofline(ref), r);
-    double fl = dividedFraction(one.launchSeconds, ref.launchSeconds / double(r),
-                                r);
+    double fl =
+        dividedFraction(one.launchSeconds, ref.launchSeconds / double(r), r);
     double stageWork = work * share(f, p);
     double stageLaunch = launch * double(m) * share(fl, p);
     busy = stageWork + stageLaunch;
     // GPipe and 1F1B leave (p - 1) micro-batch slots of every stage idle.
     bubble = busy * double(p - 1) / double(m);
-    scratch *= share(dividedFraction(double(one.scratchBytes),
-                                     double(ref.scratchBytes), r),
-                     p);
+    scratch *= share(
+        dividedFraction(double(one.scratchBytes), double(ref.scratchBytes), r),
+        p);
     if (plan.schedule == "1f1b")
       scratch *= double(std::min(p, m)) / double(m);
     double calls = totalCalls(ref), bytes = totalBytes(ref);
@@ -149,10 +148,9 @@ metac::planner::screenPlan(const PlanCandidate &plan,
       double sends = calls * double(m) / double(r);
       GroupPlacement pair;
       pair.size = 2;
-      double seconds =
-          sends *
-          estimateCollective(Collective::SendRecv, perCall, pair, cluster)
-              .seconds;
+      double seconds = sends * estimateCollective(Collective::SendRecv, perCall,
+                                                  pair, cluster)
+                                   .seconds;
       comm += seconds;
       e.bytesPerAxes["pipeline"] += perCall * sends;
       e.secondsPerAxes["pipeline"] += seconds;

@@ -22,7 +22,13 @@
 
 namespace metac::planner {
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, Broadcast, SendRecv };
+enum class Collective {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  SendRecv
+};
 
 /// The name a cluster file's `collective_fits` use for `kind`.
 llvm::StringRef stringifyCollective(Collective kind);

@@ -1,4 +1,5 @@
-//===- CostModel.h - predicted time and memory of a meta-iteration -*- C++ -*-===//
+//===- CostModel.h - predicted time and memory of a meta-iteration -*- C++
+//-*-===//
 //
 // The cost model of ARCHITECTURE §5, evaluated on the partitioned program
 // of one training (what each rank runs, collectives and stage transfers
