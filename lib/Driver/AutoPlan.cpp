@@ -191,6 +191,11 @@ llvm::json::Object toJson(const PlanCandidate &p, bool fits) {
                        {"calls", e.calls},
                        {"bytes_per_axes", std::move(axes)},
                        {"comm_ms_per_axes", std::move(axesSeconds)}};
+  llvm::json::Object ops;
+  for (auto &[name, entry] : e.perOp)
+    ops[name] =
+        llvm::json::Object{{"calls", entry.first}, {"ms", entry.second * 1e3}};
+  o["ops"] = std::move(ops);
   if (!fits)
     o["rejected"] = p.rejection;
   return o;

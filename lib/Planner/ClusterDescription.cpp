@@ -27,6 +27,7 @@ LLVM_YAML_IS_SEQUENCE_VECTOR(LinkDescription)
 LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveTable)
 LLVM_YAML_IS_SEQUENCE_VECTOR(GemmRate)
 LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveFit)
+LLVM_YAML_IS_SEQUENCE_VECTOR(KernelFit)
 
 namespace {
 
@@ -128,6 +129,33 @@ template <> struct MappingTraits<GemmRate> {
   static const bool flow = true;
 };
 
+// `{kind: transpose, alpha: 1.1e-5, beta: 2.0e10}`.
+template <> struct MappingTraits<KernelFit> {
+  static void mapping(IO &io, KernelFit &k) {
+    io.mapRequired("kind", k.kind);
+    io.mapRequired("alpha", k.alpha);
+    io.mapRequired("beta", k.beta);
+  }
+  static std::string validate(IO &io, KernelFit &k) {
+    if (failedAlready(io))
+      return "";
+    static const char *const kinds[] = {"elementwise", "reduce", "broadcast",
+                                        "transpose",   "copy",   "product",
+                                        "optimizer"};
+    if (!llvm::is_contained(kinds, k.kind))
+      return "kernels: 'kind' must be elementwise, reduce, broadcast, "
+             "transpose, copy, product or optimizer, got '" +
+             k.kind + "'";
+    std::string what = "kernels '" + k.kind + "'";
+    if (!positive(k.alpha, true))
+      return mustBe(what, "alpha", k.alpha, true);
+    if (!positive(k.beta))
+      return mustBe(what, "beta", k.beta);
+    return "";
+  }
+  static const bool flow = true;
+};
+
 template <> struct MappingTraits<DeviceDescription> {
   static void mapping(IO &io, DeviceDescription &d) {
     io.mapRequired("name", d.name);
@@ -147,6 +175,7 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapRequired("memory_bandwidth", d.memoryBandwidth);
     io.mapRequired("launch_overhead", d.launchOverhead);
     io.mapOptional("gemm", d.gemmRates);
+    io.mapOptional("kernels", d.kernelFits);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -317,6 +346,13 @@ template <> struct MappingTraits<ClusterDescription> {
 
 } // namespace llvm::yaml
 
+const KernelFit *DeviceDescription::kernel(llvm::StringRef kind) const {
+  for (const KernelFit &k : kernelFits)
+    if (k.kind == kind)
+      return &k;
+  return nullptr;
+}
+
 const LinkDescription *ClusterDescription::link(LinkLevel level) const {
   for (const LinkDescription &l : links)
     if (l.level == level)
@@ -424,6 +460,9 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
                         d.gemmRates.size(), small.rate.f32 / 1e9, small.flops,
                         large.rate.f32 / 1e9, large.flops);
   }
+  for (const KernelFit &k : d.kernelFits)
+    os << llvm::formatv("  kernel {0}: alpha {1:f2} us, beta {2:f2} GB/s\n",
+                        k.kind, k.alpha * 1e6, k.beta / 1e9);
   for (const CollectiveFit &f : c.collectiveFits)
     os << llvm::formatv("  fitted {0} over {1} ({2}): alpha {3:f2} us, beta "
                         "{4:f2} GB/s\n",

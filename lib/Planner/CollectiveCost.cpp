@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace metac::planner;
 
@@ -115,6 +116,54 @@ const CollectiveFit *findFit(const ClusterDescription &cluster, Collective kind,
   return nullptr;
 }
 
+/// nccl-tests' bus-bandwidth factor: busbw = bytes / time * factor.
+double busFactor(Collective kind, double n) {
+  switch (kind) {
+  case Collective::AllReduce:
+    return 2 * (n - 1) / n;
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+    return (n - 1) / n;
+  case Collective::Broadcast:
+  case Collective::SendRecv:
+    return 1;
+  }
+  return 1;
+}
+
+/// The time from a measured table of `kind` over the group, if one
+/// matches: the bus bandwidth interpolated in log(bytes); below the
+/// smallest size, the smallest size's time (a latency floor); above the
+/// largest, the largest's bandwidth.
+std::optional<double> fromTable(const ClusterDescription &cluster,
+                                Collective kind, double bytes,
+                                const GroupPlacement &group) {
+  LinkLevel level = group.crossesNodes() ? LinkLevel::Cluster : LinkLevel::Node;
+  int64_t size = kind == Collective::SendRecv ? 2 : group.size;
+  for (const CollectiveTable &t : cluster.collectives) {
+    if (t.collective != stringifyCollective(kind) || t.group != size ||
+        t.placement != level || t.bytes.empty())
+      continue;
+    double factor = busFactor(kind, double(size));
+    auto timeAt = [&](size_t i, double b) {
+      return b * factor / t.busBandwidth[i];
+    };
+    if (bytes <= t.bytes.front())
+      return timeAt(0, t.bytes.front());
+    if (bytes >= t.bytes.back())
+      return timeAt(t.bytes.size() - 1, bytes);
+    size_t i = 1;
+    while (t.bytes[i] < bytes)
+      ++i;
+    double w = std::log(bytes / t.bytes[i - 1]) /
+               std::log(t.bytes[i] / t.bytes[i - 1]);
+    double busbw = std::exp(std::log(t.busBandwidth[i - 1]) * (1 - w) +
+                            std::log(t.busBandwidth[i]) * w);
+    return bytes * factor / busbw;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 CollectiveTime
@@ -124,6 +173,11 @@ metac::planner::estimateCollective(Collective kind, double bytes,
   CollectiveTime time;
   if (group.size <= 1 && kind != Collective::SendRecv) {
     time.algorithm = "none";
+    return time;
+  }
+  if (std::optional<double> measured = fromTable(cluster, kind, bytes, group)) {
+    time.seconds = *measured;
+    time.algorithm = "measured";
     return time;
   }
   if (const CollectiveFit *fit = findFit(cluster, kind, group)) {

@@ -157,6 +157,28 @@ double rateOf(Operation *op, double flops, const DeviceDescription &device) {
                   std::log(pick(hi.rate)) * t);
 }
 
+/// The kind of runtime kernel `op` becomes, as calibrated (KernelFit).
+StringRef kernelKind(Operation *op) {
+  if (isa<nn::LinearOp, nn::MatmulOp, nn::Conv2DOp, nn::Conv2DBackwardInputOp,
+          nn::Conv2DBackwardWeightOp>(op))
+    return "product";
+  if (isa<nn::TransposeOp>(op))
+    return "transpose";
+  if (isa<nn::BroadcastOp, nn::OneHotOp, nn::EmbeddingOp>(op))
+    return "broadcast";
+  if (isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::SoftmaxOp, nn::LogSoftmaxOp,
+          nn::LayerNormOp, nn::BatchNormOp, nn::MSELossOp,
+          nn::CrossEntropyLossOp, nn::AccuracyOp, nn::EmbeddingBackwardOp,
+          nn::MaxPool2DOp, nn::AvgPool2DOp, nn::MaxPool2DBackwardOp,
+          nn::MaxPool2DGatherOp, nn::AvgPool2DBackwardOp>(op))
+    return "reduce";
+  if (isa<meta::OuterStepOp, meta::UpdateGuardOp>(op))
+    return "optimizer";
+  if (isa<tensor::ConcatOp, arith::ConstantOp, shard::AllSliceOp>(op))
+    return "copy";
+  return "elementwise";
+}
+
 /// One step of a rank's program, as the simulation sees it.
 struct Event {
   enum Kind { Compute, Collective, Send, Recv } kind = Compute;
@@ -169,7 +191,8 @@ struct Event {
 
 struct RankProgram {
   std::vector<Event> events;
-  double flops = 0;
+  std::map<std::string, std::pair<int64_t, double>> perOp;
+  double flops = 0, launchSeconds = 0;
   int64_t calls = 0, computeCalls = 0;
   uint64_t persistentBytes = 0, scratchBytes = 0;
 };
@@ -186,7 +209,8 @@ public:
 private:
   struct Cached {
     OpCost cost;
-    double seconds;
+    /// The call's time, and its fixed part (launch, dispatch).
+    double seconds, launch;
   };
   const Cached &costOf(Operation *op);
   unsigned maskOf(ArrayRef<int16_t> axes) {
@@ -226,12 +250,24 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
     entry.cost.bytes = double(byteSize(op->getResult(0).getType()));
   const OpCost &c = entry.cost;
   entry.seconds = 0;
+  entry.launch = 0;
   if (c.flops > 0 || c.bytes > 0) {
+    StringRef kind = kernelKind(op);
     double rate = rateOf(op, c.flops, device);
     double compute = rate > 0 ? c.flops / rate : 0;
     double memory =
         device.memoryBandwidth > 0 ? c.bytes / device.memoryBandwidth : 0;
-    entry.seconds = device.launchOverhead + std::max(compute, memory);
+    if (const KernelFit *fit = device.kernel(kind)) {
+      // Calibrated: the kind's own cost per call and per byte (products:
+      // per call, then the GEMM table's rate).
+      entry.launch = fit->alpha;
+      entry.seconds = fit->alpha + (kind == "product"
+                                        ? std::max(compute, c.bytes / fit->beta)
+                                        : c.bytes / fit->beta);
+    } else {
+      entry.launch = device.launchOverhead;
+      entry.seconds = device.launchOverhead + std::max(compute, memory);
+    }
   }
   return entry;
 }
@@ -312,6 +348,10 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       compute.seconds += c.seconds;
       ++program.calls;
       ++program.computeCalls;
+      program.launchSeconds += c.launch;
+      auto &entry = program.perOp[op->getName().getStringRef().str()];
+      ++entry.first;
+      entry.second += c.seconds;
     }
   });
   flush();
@@ -418,9 +458,9 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
     estimate.scratchBytes = std::max(estimate.scratchBytes, p.scratchBytes);
   }
   estimate.calls = stages[slowest].calls;
-  estimate.launchSeconds =
-      double(stages[slowest].computeCalls) * device.launchOverhead;
+  estimate.launchSeconds = stages[slowest].launchSeconds;
   estimate.callsPerAxes = callsPerAxes;
+  estimate.perOp = stages[slowest].perOp;
   estimate.bytesPerAxes = bytesPerAxes;
   estimate.secondsPerAxes = secondsPerAxes;
   return estimate;

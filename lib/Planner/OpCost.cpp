@@ -112,9 +112,10 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
       .Case([](nn::EmbeddingBackwardOp o) {
         return perElement(o, 1, o.getGrad());
       })
-      // Copies: traffic, no arithmetic.
+      // Copies: traffic, no arithmetic (a shard.all_slice keeps this rank's
+      // slice of a replicated value: a local copy).
       .Case<nn::TransposeOp, nn::BroadcastOp, nn::EmbeddingOp, nn::OneHotOp,
-            tensor::ConcatOp>([](Operation *o) {
+            tensor::ConcatOp, shard::AllSliceOp>([](Operation *o) {
         return OpCost{0, traffic(o), 0};
       })
       // Views and constants.
@@ -140,9 +141,13 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
       })
       // Communication: the payload of each collective or transfer.
       .Case<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-            shard::BroadcastOp, shard::SendOp, shard::RecvOp>([](Operation *o) {
-        return OpCost{0, 0,
-                      o->getNumOperands() ? bytesOf(o->getOperand(0)) : 0};
+            shard::BroadcastOp, shard::SendOp>([](Operation *o) {
+        return OpCost{0, 0, bytesOf(o->getOperand(0))};
+      })
+      // A receive's payload is its result (its operand only gives the
+      // shape).
+      .Case([](shard::RecvOp o) {
+        return OpCost{0, 0, bytesOf(o.getResult())};
       })
       .Default([](Operation *) { return OpCost{}; });
 }

@@ -42,6 +42,16 @@ struct GemmRate {
   PeakFlops rate;
 };
 
+/// A fitted model of one kind of the runtime's kernels (what `metac
+/// calibrate` measures): a call whose operands and results are `bytes`
+/// takes alpha + bytes / beta seconds. Kinds: elementwise, reduce,
+/// broadcast, transpose, copy, product (alpha only: the rest follows the
+/// GEMM table), optimizer.
+struct KernelFit {
+  std::string kind;
+  double alpha = 0, beta = 0;
+};
+
 /// One device (all devices of a cluster are alike).
 struct DeviceDescription {
   std::string name;
@@ -56,6 +66,11 @@ struct DeviceDescription {
   /// Measured rates of products by size (small products run far below
   /// peak), sorted by flops, ascending; empty when not measured.
   std::vector<GemmRate> gemmRates;
+  /// Fitted costs of kinds of kernels; kinds not listed follow the
+  /// roofline with `launchOverhead`.
+  std::vector<KernelFit> kernelFits;
+  /// The fit for `kind`, if any.
+  const KernelFit *kernel(llvm::StringRef kind) const;
 };
 
 /// Where a link connects devices.

@@ -79,6 +79,9 @@ struct IterationEstimate {
   double launchSeconds = 0;
   /// Collective calls per rank and meta-iteration, by mesh axes.
   std::map<std::string, double> callsPerAxes;
+  /// The slowest rank's compute by op name: calls and seconds (what
+  /// `metac run --profile` measures per runtime function).
+  std::map<std::string, std::pair<int64_t, double>> perOp;
 };
 
 /// Estimates one meta-iteration of `train` (in a module at the planned

@@ -171,6 +171,10 @@ typedef struct metart_train_result {
   /** Meta-iterations whose update was skipped (non-finite, under SKIP). */
   int64_t skipped_iterations;
   int32_t guarded; /* whether the meta-iterations were checked */
+  /** The largest rank's peak device memory over the meta-iterations alone
+   *  (peak_device_bytes is this rank's, evaluation included): what the
+   *  cost model predicts per device. */
+  size_t peak_train_device_bytes;
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing

@@ -92,6 +92,8 @@ private:
                           std::vector<std::vector<char>> &local);
   /// Waits for every rank (after rank 0 wrote a file).
   metart_status barrier();
+  /// The largest rank's peak device memory so far.
+  metart_status trainingPeak(size_t &peak);
   metart_status evaluate(const metart_eval_spec &spec,
                          metart_eval_result &result);
   void progress(int64_t iteration, int64_t total, double loss,
@@ -128,6 +130,33 @@ metart_status Trainer::fail(metart_status status, const char *format, ...) {
     std::vsnprintf(error, errorSize, format, args);
   va_end(args);
   return status;
+}
+
+metart_status Trainer::trainingPeak(size_t &peak) {
+  metart_memory_stats stats;
+  metart_memory_stats_get(context, &stats);
+  peak = stats.peak_bytes;
+  if (metart_world_size() == 1)
+    return METART_OK;
+  // The largest over the ranks (pipeline stages differ), by a MAX
+  // all-reduce of one double.
+  DeviceTensor value;
+  if (metart_status s = allocate(value, {1}, METART_F64))
+    return s;
+  double bytes = static_cast<double>(peak);
+  metart_status s =
+      metart_copy_to_device(context, value.descriptor.data, &bytes, 8);
+  if (!s)
+    s = metart_all_reduce(context, &value.descriptor, &value.descriptor,
+                          /*every axis*/ 15, METART_REDUCE_MAX);
+  if (!s)
+    s = metart_copy_to_host(context, &bytes, value.descriptor.data, 8);
+  metart_buffer_free(context, value.descriptor.data);
+  if (s)
+    return fail(s, "agreeing on the peak memory: %s",
+                metart_context_last_error(context));
+  peak = static_cast<size_t>(bytes);
+  return METART_OK;
 }
 
 metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
@@ -754,6 +783,14 @@ metart_status Trainer::run(metart_train_result &result) {
   }
   result.final_loss = program.guarded ? healthyLoss : lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
+  if (metart_status s = trainingPeak(result.peak_train_device_bytes)) {
+    if (metrics)
+      std::fclose(metrics);
+    return s;
+  }
+  if (metrics)
+    std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu}\n",
+                 result.peak_train_device_bytes);
   if (metrics && program.guarded)
     std::fprintf(metrics,
                  "{\"nonfinite\": {\"policy\": \"%s\", \"skipped\": %lld}}\n",
