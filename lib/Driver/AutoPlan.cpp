@@ -164,7 +164,8 @@ void printTable(StringRef train, const ClusterDescription &cluster,
     if (shown > 12)
       os << "  ... and " << shown - 12 << " more (--format=json lists all)\n";
   }
-  explain(result, os);
+  if (!result.ranked.empty())
+    explain(result, os);
 }
 
 llvm::json::Object toJson(const PlanCandidate &p, bool fits) {

@@ -110,9 +110,9 @@ struct Options {
       cl::desc("Fraction of a device's memory the planner keeps free "
                "(default 0.1)"),
       cl::init(0.1), cl::cat(category)};
-  cl::opt<std::string> format{
-      "format", cl::desc("metac plan: table (default) or json"),
-      cl::init("table"), cl::cat(category)};
+  cl::opt<std::string> format{"format",
+                              cl::desc("metac plan: table (default) or json"),
+                              cl::init("table"), cl::cat(category)};
   cl::opt<int64_t> rank{
       "rank",
       cl::desc("With --compile-to=partitioned or later: print the program "
@@ -461,6 +461,27 @@ int metac::metacMain(int argc, char **argv) {
     }
     planJson = options.format == "json";
     options.compileTo = "autodiff";
+    // A given mesh is costed alone: a hand plan beside the planner's.
+    if (!options.mesh.empty() && options.mesh != "auto") {
+      auto mesh = partition::parseMeshShape(options.mesh);
+      if (!mesh) {
+        llvm::errs() << "metac: error: " << llvm::toString(mesh.takeError())
+                     << "\n";
+        return 1;
+      }
+      planner::PlanCandidate only;
+      only.mesh = *mesh;
+      if (only.mesh.sizes[partition::MeshAxis::Pipeline] > 1) {
+        only.microBatches =
+            options.microBatches > 0
+                ? options.microBatches
+                : 2 * only.mesh.sizes[partition::MeshAxis::Pipeline];
+        only.schedule =
+            options.schedule.empty() ? "gpipe" : std::string(options.schedule);
+      }
+      planRequest.options.only = only;
+      options.mesh = "";
+    }
   }
   if (options.mesh == "auto" && options.cluster.empty()) {
     llvm::errs() << "metac: error: --mesh=auto needs --cluster=FILE (a "
@@ -532,10 +553,9 @@ int metac::metacMain(int argc, char **argv) {
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    status =
-        compile(sourceMgr, context, *phase, resultStream, run ? &*run : nullptr,
-                options.output, pipeline, options.rank, options.onNonfinite,
-                planRequest, planJson);
+    status = compile(sourceMgr, context, *phase, resultStream,
+                     run ? &*run : nullptr, options.output, pipeline,
+                     options.rank, options.onNonfinite, planRequest, planJson);
   }
   if (failed(status))
     return 1;

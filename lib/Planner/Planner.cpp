@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 using namespace mlir;
 using namespace metac;
@@ -120,7 +121,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     return llvm::createStringError("no training named '" + trainName.str() +
                                    "'");
   PlanResult result;
-  result.devices = options.devices > 0 ? options.devices : cluster.numDevices();
+  result.devices = options.only          ? options.only->mesh.numRanks()
+                   : options.devices > 0 ? options.devices
+                                         : cluster.numDevices();
   if (result.devices > cluster.numDevices())
     return llvm::createStringError(
         llvm::formatv("--devices={0} is more than the {1} devices of '{2}'",
@@ -128,7 +131,8 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
             .str());
   ProblemSizes problem = problemSizes(train, symbols);
   std::vector<PlanCandidate> plans =
-      enumerate(result.devices, problem, cluster);
+      options.only ? std::vector<PlanCandidate>{*options.only}
+                   : enumerate(result.devices, problem, cluster);
   double budget =
       double(cluster.device.memoryBytes) * (1.0 - options.memoryMargin);
   MLIRContext *context = module.getContext();
@@ -268,19 +272,23 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
                       });
     size_t next = 0;
     int64_t tried = 0;
-    // In rounds of as many plans as still wanted, costed in parallel.
+    // Best screened first, one at a time, until `finalists` fit or the next
+    // screened plan is slower, by more than the screen's error, than the
+    // best plan costed exactly (the screen errs by about a fifth on the
+    // plans it was checked against; docs/planning.md).
+    double bestExact = std::numeric_limits<double>::infinity();
     while (next < screened.size() &&
            int64_t(result.ranked.size()) < options.finalists &&
-           tried < 4 * options.finalists) {
-      int64_t wanted = options.finalists - int64_t(result.ranked.size());
-      size_t count = std::min<size_t>(wanted, screened.size() - next);
-      std::vector<PlanCandidate> round(screened.begin() + next,
-                                       screened.begin() + next + count);
-      for (PlanCandidate &plan : round)
-        plan.exact = true;
-      next += count;
-      tried += count;
+           tried < 4 * options.finalists &&
+           screened[next].estimate.seconds() < 1.3 * bestExact) {
+      std::vector<PlanCandidate> round{screened[next++]};
+      round.front().exact = true;
+      ++tried;
+      size_t before = result.ranked.size();
       exact(round);
+      if (result.ranked.size() > before)
+        bestExact =
+            std::min(bestExact, result.ranked.back().estimate.seconds());
     }
     result.screened.assign(screened.begin() + next, screened.end());
   }
@@ -297,7 +305,8 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
   result.planningSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (result.ranked.empty()) {
+  // A hand plan is reported whether or not it fits.
+  if (result.ranked.empty() && !options.only) {
     // Name the least memory a plan would need, if any could be costed.
     for (const PlanCandidate &plan : result.rejected)
       if (plan.estimate.peakBytes() > 0)

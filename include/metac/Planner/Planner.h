@@ -21,26 +21,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace metac::planner {
-
-struct PlannerOptions {
-  /// Devices to plan for (0: every device of the cluster).
-  int64_t devices = 0;
-  /// A plan fits when its predicted peak is at most (1 - margin) of a
-  /// device's memory: the model's own error and what it does not see
-  /// (library workspaces, fragmentation).
-  double memoryMargin = 0.10;
-  /// Bucket size of the optimized phase's merged all-reduces (bytes).
-  int64_t bucketBytes = 25 << 20;
-  /// Up to this many plans, every plan is partitioned and costed exactly;
-  /// beyond, plans are screened (Screening.h) and the best `finalists`
-  /// that fit are costed exactly.
-  int64_t exactLimit = 64;
-  int64_t finalists = 6;
-};
 
 struct PlanCandidate {
   partition::MeshShape mesh;
@@ -57,6 +42,25 @@ struct PlanCandidate {
   /// schedule that go with it).
   std::string meshString() const { return mesh.str(); }
   std::string describe() const;
+};
+
+struct PlannerOptions {
+  /// Devices to plan for (0: every device of the cluster).
+  int64_t devices = 0;
+  /// A plan fits when its predicted peak is at most (1 - margin) of a
+  /// device's memory: the model's own error and what it does not see
+  /// (library workspaces, fragmentation).
+  double memoryMargin = 0.10;
+  /// Bucket size of the optimized phase's merged all-reduces (bytes).
+  int64_t bucketBytes = 25 << 20;
+  /// Up to this many plans, every plan is partitioned and costed exactly;
+  /// beyond, plans are screened (Screening.h) and the best `finalists`
+  /// that fit are costed exactly.
+  int64_t exactLimit = 64;
+  int64_t finalists = 6;
+  /// Cost only this plan (`metac plan --mesh=...`): a hand plan beside the
+  /// planner's.
+  std::optional<PlanCandidate> only;
 };
 
 struct PlanResult {

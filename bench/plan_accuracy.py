@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Predicted against measured time and memory per plan (bench/plan_accuracy.sh).
+
+Reads the planner's JSON (plans-SPEC-N.json) and the runs (run-*.txt: ms per
+meta-iteration and the largest rank's peak device bytes) from OUT, prints a
+table per spec and process count, and ends with one line:
+  plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
+  within W% of best measured
+Kendall's tau is over every pair of plans of the same spec and process
+count (pooled over the groups; tied pairs left out); "chosen" is the planner's first plan,
+compared with the fastest measured plan of its group (the worst group).
+"""
+import argparse
+import json
+import os
+
+
+def kendall_pairs(pairs):
+    """Concordant and discordant counts of (predicted, measured) pairs."""
+    concordant = discordant = 0
+    for i in range(len(pairs)):
+        for j in range(i + 1, len(pairs)):
+            a = (pairs[i][0] - pairs[j][0]) * (pairs[i][1] - pairs[j][1])
+            if a > 0:
+                concordant += 1
+            elif a < 0:
+                discordant += 1
+    return concordant, discordant
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("specs", nargs="+")
+    parser.add_argument("--maxnp", type=int, default=8)
+    args = parser.parse_args()
+    time_errors, memory_errors = [], []
+    concordant = discordant = 0
+    chosen_gaps = []
+    print(f"{'spec':22} {'n':>2} {'plan':44} {'pred ms':>9} {'meas ms':>9} "
+          f"{'err':>6} {'pred MiB':>9} {'meas MiB':>9} {'err':>6}")
+    for spec in args.specs:
+        for n in range(1, args.maxnp + 1):
+            path = os.path.join(args.out, f"plans-{spec}-{n}.json")
+            if not os.path.exists(path):
+                continue
+            plans = [p for p in json.load(open(path))
+                     if p["fits"] and p.get("exact", True)]
+            rows = []
+            for rank, p in enumerate(plans):
+                tag = f"{spec}-{n}-{p['mesh']}-{p['micro_batches']}-{p['schedule']}"
+                run = os.path.join(args.out, f"run-{tag}.txt")
+                if not os.path.exists(run):
+                    continue
+                fields = open(run).read().split()
+                if len(fields) < 2:
+                    continue
+                ms, peak = float(fields[0]), float(fields[1])
+                label = p["mesh"]
+                if p["schedule"] != "none":
+                    label += f" ({p['micro_batches']} mb, {p['schedule']})"
+                terr = (p["predicted_ms"] - ms) / ms
+                merr = (p["peak_bytes"] - peak) / peak
+                time_errors.append(abs(terr))
+                memory_errors.append(abs(merr))
+                rows.append((rank, p["predicted_ms"], ms))
+                print(f"{spec:22} {n:>2} {label:44} {p['predicted_ms']:9.3f} "
+                      f"{ms:9.3f} {terr * 100:+5.1f}% {p['peak_bytes'] / 2**20:9.2f} "
+                      f"{peak / 2**20:9.2f} {merr * 100:+5.1f}%")
+            if len(rows) >= 2:
+                c, d = kendall_pairs([(r[1], r[2]) for r in rows])
+                concordant += c
+                discordant += d
+            if rows:
+                chosen = min(rows, key=lambda r: r[0])
+                best = min(r[2] for r in rows)
+                chosen_gaps.append((chosen[2] - best) / best)
+    if not time_errors:
+        print("plan accuracy: no runs")
+        return
+    tau = ((concordant - discordant) / (concordant + discordant)
+           if concordant + discordant else 1.0)
+    print(f"{len(time_errors)} runs; {concordant + discordant} pairs of plans "
+          f"compared within their groups")
+    print(f"plan accuracy: time MAPE {100 * sum(time_errors) / len(time_errors):.1f}%, "
+          f"memory MAPE {100 * sum(memory_errors) / len(memory_errors):.1f}%, "
+          f"kendall tau {tau:.2f}, chosen plan within "
+          f"{100 * max(chosen_gaps):.1f}% of best measured")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The planner's cost model against measured runs on this machine (issue 16):
+# calibrates this machine for 1 to MAXNP MPI processes (`metac calibrate`),
+# asks `metac plan` for every plan of each process count, runs every plan
+# that fits (`metac run --np N`) and compares predicted with measured time
+# per meta-iteration and peak memory per device (the largest rank's, over
+# the meta-iterations). With more processes than cores the ranks share
+# them: the calibration measures that, as a cluster of slower devices.
+#   bench/plan_accuracy.sh            (all phases; resumable)
+#   MAXNP=4 SPECS="sinusoid" bench/plan_accuracy.sh
+# Environment: MAXNP (8), SPECS (sinusoid maml_fashion_mnist
+# transformer_sequence), OUT (bench/out/plan_accuracy), and ITERS_<spec>
+# for the meta-iterations of each run (the first one is not timed).
+# Ends with exactly one line:
+#   plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
+#   within W% of best measured
+# Run it on an otherwise idle machine: the figures are times.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${METAC_BUILD_DIR:-$root/build}
+"$root/scripts/build.sh" metac >/dev/null
+metac=$build/bin/metac
+out=${OUT:-$root/bench/out/plan_accuracy}
+maxnp=${MAXNP:-8}
+specs=${SPECS:-"sinusoid maml_fashion_mnist transformer_sequence"}
+mkdir -p "$out"
+declare -A iters=([sinusoid]=${ITERS_sinusoid:-400}
+  [maml_fashion_mnist]=${ITERS_maml_fashion_mnist:-5}
+  [transformer_sequence]=${ITERS_transformer_sequence:-4})
+
+# The examples without their evaluation blocks: the meta-iterations are
+# what is predicted and timed (the model, tasks and training are the
+# examples' own).
+for spec in $specs; do
+  sed '/^ *evaluate *{.*}$/d' "$root/examples/$spec.meta" >"$out/$spec.meta"
+done
+
+for n in $(seq 1 "$maxnp"); do
+  cluster=$out/cpu-$n.yaml
+  [ -s "$cluster" ] || "$metac" calibrate --np="$n" --quiet -o "$cluster"
+done
+
+for spec in $specs; do
+  for n in $(seq 1 "$maxnp"); do
+    plans=$out/plans-$spec-$n.json
+    if [ ! -s "$plans" ]; then
+      # Device counts that no plan can use (they divide nothing) are left
+      # out, with the planner's reason.
+      if ! "$metac" plan "$out/$spec.meta" --cluster="$out/cpu-$n.yaml" \
+        --format=json >"$plans" 2>"$out/plans-$spec-$n.err"; then
+        echo "[]" >"$plans"
+        echo "$spec on $n: $(head -1 "$out/plans-$spec-$n.err")"
+      fi
+    fi
+    /usr/bin/python3 - "$plans" <<'PY' >"$out/list-$spec-$n.txt"
+import json, sys
+for p in json.load(open(sys.argv[1])):
+    if p["fits"] and p.get("exact", True):
+        print(p["mesh"], p["micro_batches"], p["schedule"])
+PY
+    while read -r mesh micro schedule; do
+      tag="$spec-$n-$mesh-$micro-$schedule"
+      result=$out/run-$tag.txt
+      [ -s "$result" ] && continue
+      extra=()
+      [ "$schedule" != none ] && extra=(--micro-batches="$micro" --schedule="$schedule")
+      echo "running $spec on $n: $mesh ${extra[*]:-}"
+      if "$metac" run "$out/$spec.meta" --np="$n" --mesh="$mesh" "${extra[@]}" \
+        --iterations="${iters[$spec]}" --quiet --metrics="$out/metrics-$tag.jsonl" \
+        </dev/null >"$out/log-$tag.txt" 2>&1; then
+        ms=$(sed -n 's/.*, \([0-9.]*\) ms\/iteration.*/\1/p' "$out/log-$tag.txt" | head -1)
+        peak=$(sed -n 's/.*"peak_train_device_bytes": \([0-9]*\).*/\1/p' \
+          "$out/metrics-$tag.jsonl" | tail -1)
+        echo "$ms $peak" >"$result"
+      else
+        echo "  failed: $(tail -2 "$out/log-$tag.txt" | head -1)"
+      fi
+    done <"$out/list-$spec-$n.txt"
+  done
+done
+
+/usr/bin/python3 "$root/bench/plan_accuracy.py" "$out" $specs --maxnp="$maxnp"
