@@ -176,6 +176,8 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapRequired("launch_overhead", d.launchOverhead);
     io.mapOptional("gemm", d.gemmRates);
     io.mapOptional("kernels", d.kernelFits);
+    io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
+    io.mapOptional("parallel_dispatch", d.parallelDispatch, 0.0);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -188,6 +190,11 @@ template <> struct MappingTraits<DeviceDescription> {
       return mustBe("device", "memory_bandwidth", d.memoryBandwidth);
     if (!positive(d.launchOverhead, true))
       return mustBe("device", "launch_overhead", d.launchOverhead, true);
+    if (d.parallelMinElements < 0)
+      return "device: 'parallel_min_elements' must be >= 0, got " +
+             std::to_string(d.parallelMinElements);
+    if (!positive(d.parallelDispatch, true))
+      return mustBe("device", "parallel_dispatch", d.parallelDispatch, true);
     for (size_t i = 1; i < d.gemmRates.size(); ++i)
       if (!(d.gemmRates[i].flops > d.gemmRates[i - 1].flops))
         return "device: 'gemm' must be sorted by 'flops', increasing";
@@ -460,6 +467,9 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
                         d.gemmRates.size(), small.rate.f32 / 1e9, small.flops,
                         large.rate.f32 / 1e9, large.flops);
   }
+  if (d.parallelMinElements > 0)
+    os << llvm::formatv("  parallel loops from {0} elements: {1:f2} us more\n",
+                        d.parallelMinElements, d.parallelDispatch * 1e6);
   for (const KernelFit &k : d.kernelFits)
     os << llvm::formatv("  kernel {0}: alpha {1:f2} us, beta {2:f2} GB/s\n",
                         k.kind, k.alpha * 1e6, k.beta / 1e9);

@@ -40,6 +40,11 @@ uint64_t byteSize(Type type) {
          std::max<unsigned>(t.getElementTypeBitWidth() / 8, 1);
 }
 
+uint64_t elementsOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.hasStaticShape() ? uint64_t(t.getNumElements()) : 0;
+}
+
 /// Ops the lowering turns into no call and no buffer: they share their
 /// operand's buffer.
 bool isView(Operation *op) {
@@ -264,6 +269,15 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
       entry.seconds = fit->alpha + (kind == "product"
                                         ? std::max(compute, c.bytes / fit->beta)
                                         : c.bytes / fit->beta);
+      // Elementwise loops large enough are split over the runtime's
+      // threads: waking them is a fixed cost of its own.
+      if (kind == "elementwise" && device.parallelMinElements > 0 &&
+          op->getNumResults() &&
+          int64_t(elementsOf(op->getResult(0).getType())) >=
+              device.parallelMinElements) {
+        entry.launch += device.parallelDispatch;
+        entry.seconds += device.parallelDispatch;
+      }
     } else {
       entry.launch = device.launchOverhead;
       entry.seconds = device.launchOverhead + std::max(compute, memory);

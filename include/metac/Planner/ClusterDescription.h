@@ -69,6 +69,11 @@ struct DeviceDescription {
   /// Fitted costs of kinds of kernels; kinds not listed follow the
   /// roofline with `launchOverhead`.
   std::vector<KernelFit> kernelFits;
+  /// A CPU runtime splits an elementwise loop of at least
+  /// `parallelMinElements` elements over its threads, which costs
+  /// `parallelDispatch` seconds more (waking them); 0: never.
+  int64_t parallelMinElements = 0;
+  double parallelDispatch = 0;
   /// The fit for `kind`, if any.
   const KernelFit *kernel(llvm::StringRef kind) const;
 };
