@@ -41,6 +41,13 @@ public:
   Bucketer(Block &block, int64_t capBytes) : block(block), capBytes(capBytes) {}
 
   void run() {
+    // Transfers between pipeline stages split the block into intervals; a
+    // bucket stays inside one (see merge).
+    for (Operation &op : block) {
+      if (isa<shard::SendOp, shard::RecvOp>(op))
+        transfers.push_back(&op);
+      interval[&op] = transfers.size();
+    }
     llvm::MapVector<StringRef, SmallVector<shard::AllReduceOp>> byKey;
     std::vector<std::string> keys;
     for (auto op : block.getOps<shard::AllReduceOp>())
@@ -56,7 +63,8 @@ public:
 
 private:
   /// Greedy, in program order: an all-reduce joins the open bucket unless
-  /// its operand depends on a member's result or the bucket is full.
+  /// its operand depends on a member's result, the bucket is full or a
+  /// transfer lies between them.
   void formBuckets(MutableArrayRef<shard::AllReduceOp> ops) {
     // Merging an earlier key's buckets moved users of its results, and
     // those may be this key's all-reduces: their order when collected is
@@ -71,7 +79,8 @@ private:
     for (shard::AllReduceOp op : ops) {
       int64_t size = byteSize(cast<RankedTensorType>(op.getType()));
       if (!bucket.empty() &&
-          (dependents.contains(op) || bytes + size > capBytes)) {
+          (dependents.contains(op) || bytes + size > capBytes ||
+           interval.lookup(op) != interval.lookup(bucket.front()))) {
         merge(bucket, dependents);
         bucket.clear();
         dependents.clear();
@@ -105,8 +114,13 @@ private:
              const DenseSet<Operation *> &dependents) {
     if (bucket.size() < 2)
       return;
-    // The merged all-reduce goes right after the last operand is computed.
+    // The merged all-reduce goes right after the last operand is computed,
+    // but not before the transfer that opens the members' interval: a
+    // pipeline stage receives what it was sent before each of its
+    // collectives, so a collective must not cross a send or a receive.
     Operation *last = nullptr;
+    if (unsigned opening = interval.lookup(bucket.front()))
+      last = transfers[opening - 1];
     for (shard::AllReduceOp op : bucket)
       if (Operation *def = op.getInput().getDefiningOp())
         if (!last || last->isBeforeInBlock(def))
@@ -172,6 +186,10 @@ private:
 
   Block &block;
   int64_t capBytes;
+  /// The sends and receives of the block, in order, and for each op the
+  /// number of them before it (or it, for a transfer).
+  SmallVector<Operation *> transfers;
+  DenseMap<Operation *, unsigned> interval;
 };
 
 struct MetaBucketCollectivesPass

@@ -32,7 +32,6 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <deque>
-#include <map>
 
 using namespace mlir;
 using namespace metac;
@@ -224,9 +223,11 @@ private:
   void assignStages();
   func::FuncOp buildStage(int64_t stage);
   SmallVector<int64_t> consumersOf(Value result);
-  void emitSends(OpBuilder &b, Operation *op, IRMapping &mapping);
-  void receiveUpTo(OpBuilder &b, int64_t producer, Value value, int64_t mb,
+  /// Returns whether it sent anything.
+  bool emitSends(OpBuilder &b, Operation *op, IRMapping &mapping);
+  void receiveUpTo(OpBuilder &b, Value value, int64_t mb,
                    SmallVectorImpl<IRMapping> &mappings);
+  void receiveAll(OpBuilder &b, SmallVectorImpl<IRMapping> &mappings);
 
   func::FuncOp function;
   shard::GridOp grid;
@@ -241,8 +242,15 @@ private:
   DenseMap<Operation *, int64_t> stageOf;
   /// The order every stage runs (op, micro-batch) pairs in.
   SmallVector<std::pair<Operation *, int64_t>> schedule;
-  /// Per producing stage, the transfers this stage still has to receive.
-  std::map<int64_t, std::deque<std::pair<Value, int64_t>>> incoming;
+  /// A value of one micro-batch sent to this stage by `producer`.
+  struct Transfer {
+    int64_t producer;
+    Value value;
+    int64_t mb;
+  };
+  /// The transfers this stage still has to receive, in the order of the
+  /// schedule (so in each producer's send order).
+  std::deque<Transfer> incoming;
 };
 
 void PipelineSplitter::assignStages() {
@@ -379,12 +387,15 @@ static RankedTensorType wireType(Value v) {
 
 /// Emits, right after `op` ran for micro-batch `mb` on this stage, the
 /// sends of its results to the stages that use them. Sends do not wait for
-/// the receiver.
-void PipelineSplitter::emitSends(OpBuilder &b, Operation *op,
+/// the receiver; the runtime completes them at the sender's next
+/// collective.
+bool PipelineSplitter::emitSends(OpBuilder &b, Operation *op,
                                  IRMapping &mapping) {
   Location loc = op->getLoc();
+  bool sent = false;
   for (Value result : op->getResults())
     for (int64_t consumer : consumersOf(result)) {
+      sent = true;
       Value value = mapping.lookup(result);
       if (wireType(result) != result.getType())
         value = nn::ReshapeOp::create(b, loc, wireType(result), value);
@@ -393,33 +404,42 @@ void PipelineSplitter::emitSends(OpBuilder &b, Operation *op,
                             b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), value,
                             b.getDenseI64ArrayAttr({consumer}), ValueRange{});
     }
+  return sent;
 }
 
-/// Receives, in the order they were sent from `producer`, the pending
-/// transfers up to and including (`value`, `mb`): a stage receives a value
-/// only when it needs it (or needs one sent after it), so it keeps working
-/// on other micro-batches meanwhile.
-void PipelineSplitter::receiveUpTo(OpBuilder &b, int64_t producer, Value value,
-                                   int64_t mb,
+/// Receives, in the order of the schedule, the pending transfers up to and
+/// including (`value`, `mb`): a stage receives a value only when it needs
+/// it (or needs one sent after it), so it keeps working on other
+/// micro-batches meanwhile. Receiving in the schedule's order across
+/// producers (not only in each producer's) means that a stage waiting for
+/// a value has received everything sent before it.
+void PipelineSplitter::receiveUpTo(OpBuilder &b, Value value, int64_t mb,
                                    SmallVectorImpl<IRMapping> &mappings) {
-  auto &queue = incoming[producer];
-  while (!queue.empty()) {
-    auto [pending, pendingMb] = queue.front();
-    queue.pop_front();
-    Location loc = pending.getLoc();
-    RankedTensorType wire = wireType(pending);
+  while (!incoming.empty()) {
+    Transfer pending = incoming.front();
+    incoming.pop_front();
+    Location loc = pending.value.getLoc();
+    RankedTensorType wire = wireType(pending.value);
     Value empty =
         tensor::EmptyOp::create(b, loc, wire.getShape(), wire.getElementType());
     Value received = shard::RecvOp::create(
         b, loc, wire, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
         b.getDenseI16ArrayAttr({MeshAxis::Pipeline}), empty,
-        b.getDenseI64ArrayAttr({producer}), ValueRange{});
-    if (wire != pending.getType())
-      received = nn::ReshapeOp::create(b, loc, pending.getType(), received);
-    mappings[pendingMb].map(pending, received);
-    if (pending == value && pendingMb == mb)
+        b.getDenseI64ArrayAttr({pending.producer}), ValueRange{});
+    if (wire != pending.value.getType())
+      received =
+          nn::ReshapeOp::create(b, loc, pending.value.getType(), received);
+    mappings[pending.mb].map(pending.value, received);
+    if (pending.value == value && pending.mb == mb)
       return;
   }
+}
+
+/// Receives every pending transfer.
+void PipelineSplitter::receiveAll(OpBuilder &b,
+                                  SmallVectorImpl<IRMapping> &mappings) {
+  if (!incoming.empty())
+    receiveUpTo(b, incoming.back().value, incoming.back().mb, mappings);
 }
 
 func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
@@ -471,31 +491,44 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   // stage works on one micro-batch, the next stage works on the one before.
   // Every stage follows this one order, which respects each micro-batch's
   // dependencies.
+  //
+  // A collective (tensor or data axis, inside the stage) waits for the
+  // stage's earlier sends to be received. So that two stages never wait in
+  // collectives for each other's receives, a stage that sent since its
+  // last collective first receives everything sent to it before that
+  // point of the order: a stage waiting in a collective then waits only
+  // for stages behind it in the order, and those have received all it
+  // sent (or are in a receive, which only waits for sends already made).
   incoming.clear();
+  bool sentSinceCollective = false;
   for (auto [op, mb] : schedule) {
     int64_t producer = stageOf[op];
     if (producer != stage) {
-      // Expected from the producer, in its send order.
+      // Expected from the producer, in the order of the schedule.
       for (Value result : op->getResults())
         if (llvm::is_contained(consumersOf(result), stage))
-          incoming[producer].push_back({result, mb});
+          incoming.push_back({producer, result, mb});
       continue;
     }
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (def && region.contains(def) && stageOf[def] != stage &&
           !mappings[mb].contains(operand))
-        receiveUpTo(b, stageOf[def], operand, mb, mappings);
+        receiveUpTo(b, operand, mb, mappings);
     }
+    bool collective =
+        isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp>(op);
+    if (collective && sentSinceCollective)
+      receiveAll(b, mappings);
     b.clone(*op, mappings[mb]);
-    emitSends(b, op, mappings[mb]);
+    if (collective)
+      sentSinceCollective = false;
+    if (emitSends(b, op, mappings[mb]))
+      sentSinceCollective = true;
   }
   // Whatever was sent and not needed (none in practice) is still received,
   // so the next step's messages match.
-  for (auto &[producer, queue] : incoming)
-    if (!queue.empty())
-      receiveUpTo(b, producer, queue.back().first, queue.back().second,
-                  mappings);
+  receiveAll(b, mappings);
 
   // The micro-batches' partial results, added (or, for per-task losses,
   // concatenated) where they were computed, zeros elsewhere; the task

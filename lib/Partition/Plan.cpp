@@ -8,6 +8,7 @@
 #include "metac/Partition/Passes.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Partition/Mesh.h"
 
@@ -188,13 +189,18 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
 
 /// Table lookups as products with one-hot rows, which partition like any
 /// product: `embedding(ids, table)` = one_hot(ids) . table and its
-/// gradient `embedding_backward(ids, g)` = one_hot(ids)^T . g, the
-/// positions flattened into one matrix dimension per leading (task)
-/// dimension of the table.
+/// gradient `embedding_backward(ids, g)` = one_hot(ids)^T . g. The
+/// positions are flattened into one matrix dimension per leading (task)
+/// dimension of the table. A table without leading dimensions (the
+/// evaluation's, not adapted per task) is applied as a linear layer
+/// instead, which keeps every position dimension apart: tasks and samples
+/// split over different mesh axes both stay split. Its gradient keeps the
+/// first position dimension (the tasks) as a batch of per-task products
+/// summed after.
 void rewriteEmbeddings(func::FuncOp function) {
   auto rewrite = [](Operation *op, Value ids, Value table, Value grad) {
     OpBuilder b(op);
-    Location loc = op->getLoc();
+    nn::NNBuilder nn(b, op->getLoc());
     auto idsType = cast<RankedTensorType>(ids.getType());
     auto tableType = cast<RankedTensorType>(table ? table.getType()
                                                   : op->getResult(0).getType());
@@ -202,29 +208,39 @@ void rewriteEmbeddings(func::FuncOp function) {
     int64_t vocab = tableType.getShape().end()[-2];
     int64_t width = tableType.getShape().back();
     Type element = tableType.getElementType();
-    ArrayRef<int64_t> lead = idsType.getShape().take_front(leading);
-    int64_t positions = 1;
-    for (int64_t d : idsType.getShape().drop_front(leading))
-      positions *= d;
-    auto shaped = [&](ArrayRef<int64_t> tail) {
-      SmallVector<int64_t> shape(lead);
-      shape.append(tail.begin(), tail.end());
-      return RankedTensorType::get(shape, element);
-    };
     SmallVector<int64_t> hotShape(idsType.getShape());
     hotShape.push_back(vocab);
     Value hot = nn::OneHotOp::create(
-        b, loc, RankedTensorType::get(hotShape, element), ids);
-    hot = nn::ReshapeOp::create(b, loc, shaped({positions, vocab}), hot);
+        b, op->getLoc(), RankedTensorType::get(hotShape, element), ids);
+    if (table && leading == 0) {
+      op->getResult(0).replaceAllUsesWith(
+          nn.linear(hot, nn.transposeLastTwo(table)));
+      op->erase();
+      return;
+    }
+    int64_t batch =
+        std::min(std::max<int64_t>(leading, 1), idsType.getRank() - 1);
+    ArrayRef<int64_t> lead = idsType.getShape().take_front(batch);
+    int64_t positions = 1;
+    for (int64_t d : idsType.getShape().drop_front(batch))
+      positions *= d;
+    auto rows = [&](int64_t columns) {
+      SmallVector<int64_t> shape(lead);
+      shape.append({positions, columns});
+      return shape;
+    };
+    hot = nn.reshape(hot, rows(vocab));
     Value result;
     if (table) {
-      Value rows = nn::MatmulOp::create(b, loc, shaped({positions, width}), hot,
-                                        table, false, false);
-      result = nn::ReshapeOp::create(b, loc, op->getResult(0).getType(), rows);
+      result = nn.reshape(
+          nn.matmul(hot, table),
+          cast<RankedTensorType>(op->getResult(0).getType()).getShape());
     } else {
-      Value g = nn::ReshapeOp::create(b, loc, shaped({positions, width}), grad);
-      result = nn::MatmulOp::create(b, loc, shaped({vocab, width}), hot, g,
-                                    true, false);
+      result = nn.matmul(hot, nn.reshape(grad, rows(width)),
+                         /*transposeA=*/true);
+      if (batch > leading)
+        result = nn.reduceSum(
+            result, llvm::to_vector(llvm::seq<int64_t>(leading, batch)));
     }
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();

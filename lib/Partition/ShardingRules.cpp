@@ -122,8 +122,10 @@ void bilinearPartial(OpPlan &plan, unsigned lhsPartial, unsigned rhsPartial,
 }
 
 /// x [B..., in] . W [P..., out, in]^T (+ b [P..., out]): W's leading
-/// dimensions follow x's; a contraction split alike on both sides gives a
-/// partial result (without bias, which would be added on every rank).
+/// dimensions follow x's; a split contraction gives a partial result
+/// (without bias, which would be added on every rank), and a contraction
+/// split on one side only is sliced on the other (free): a table split by
+/// vocabulary applied to replicated one-hot rows.
 OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
   const Sharding &x = ctx.shardingOf(op.getInput());
   const Sharding &w = ctx.shardingOf(op.getWeight());
@@ -134,13 +136,14 @@ OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
   dedupeAxes(MutableArrayRef<int>(tx).drop_back());
   for (int64_t i = 0; i < np; ++i)
     tw[i] = tx[i];
-  int &xin = tx[nx - 1], &win = tw[np + 1];
-  unsigned contraction = 0;
-  if (xin != kReplicated && xin == win && !op.getBias())
-    contraction = 1u << xin;
-  else
-    xin = win = kReplicated;
   unsigned batchAxes = splitMask(ArrayRef<int>(tx).drop_back());
+  int &xin = tx[nx - 1], &win = tw[np + 1];
+  int k = joinAxes(xin, win);
+  if ((xin != kReplicated && win != kReplicated && xin != win) ||
+      op.getBias() || (k != kReplicated && (batchAxes & (1u << k))))
+    k = kReplicated;
+  xin = win = k;
+  unsigned contraction = k == kReplicated ? 0 : 1u << k;
   int &out = tw[np];
   if (out != kReplicated && ((batchAxes | contraction) & (1u << out)))
     out = kReplicated;
