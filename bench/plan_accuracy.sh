@@ -9,7 +9,8 @@
 #   bench/plan_accuracy.sh            (all phases; resumable)
 #   MAXNP=4 SPECS="sinusoid" bench/plan_accuracy.sh
 # Environment: MAXNP (8), SPECS (sinusoid maml_fashion_mnist
-# transformer_sequence), OUT (bench/out/plan_accuracy), and ITERS_<spec>
+# transformer_sequence), OUT (bench/out/plan_accuracy), METAC (a metac
+# binary to use as it is), and ITERS_<spec>
 # for the meta-iterations of each run (the first one is not timed).
 # Ends with exactly one line:
 #   plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
@@ -18,8 +19,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" metac >/dev/null
-metac=$build/bin/metac
+# METAC=path uses that binary as it is (no build).
+if [ -z "${METAC:-}" ]; then
+  "$root/scripts/build.sh" metac >/dev/null
+fi
+metac=${METAC:-$build/bin/metac}
 out=${OUT:-$root/bench/out/plan_accuracy}
 maxnp=${MAXNP:-8}
 specs=${SPECS:-"sinusoid maml_fashion_mnist transformer_sequence"}

@@ -256,9 +256,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
         continue;
       }
       plan.estimate = *coarse;
-      // The screen's memory is coarse: a quarter of slack before a plan is
+      // The screen's memory is coarse: a tenth of slack before a plan is
       // set aside without being partitioned.
-      if (double(coarse->peakBytes()) > 1.25 * budget) {
+      if (double(coarse->peakBytes()) > 1.1 * budget) {
         fits(plan);
         plan.rejection = "screened: " + plan.rejection;
         result.rejected.push_back(plan);

@@ -57,7 +57,7 @@ struct PlannerOptions {
   /// beyond, plans are screened (Screening.h) and the best `finalists`
   /// that fit are costed exactly.
   int64_t exactLimit = 64;
-  int64_t finalists = 6;
+  int64_t finalists = 4;
   /// Cost only this plan (`metac plan --mesh=...`): a hand plan beside the
   /// planner's.
   std::optional<PlanCandidate> only;
