@@ -11,7 +11,8 @@
 # Environment: MAXNP (8), SPECS (sinusoid maml_fashion_mnist
 # transformer_sequence), OUT (bench/out/plan_accuracy), METAC (a metac
 # binary to use as it is), and ITERS_<spec>
-# for the meta-iterations of each run (the first one is not timed).
+# for the meta-iterations of each run (the first one is not timed); RUNS=0
+# re-plans and compares without running plans not yet measured.
 # Ends with exactly one line:
 #   plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
 #   within W% of best measured
@@ -66,6 +67,7 @@ PY
       tag="$spec-$n-$mesh-$micro-$schedule"
       result=$out/run-$tag.txt
       [ -s "$result" ] && continue
+      [ "${RUNS:-1}" = 0 ] && continue
       extra=()
       [ "$schedule" != none ] && extra=(--micro-batches="$micro" --schedule="$schedule")
       echo "running $spec on $n: $mesh ${extra[*]:-}"

@@ -1,9 +1,9 @@
 //===- Calibrate.cpp - a cluster description of this machine --------------===//
 //
-// Runs the measurements in order (products, bandwidth, call overhead,
-// collectives), then describes one node whose devices are the job's
-// ranks, with notes on how each figure was obtained. The host facts the
-// notes report (cores, affinity, threads) are read the way the runtime's
+// Runs the measurements in order (bandwidth, kinds of kernels, products,
+// call overhead, collectives), then describes one node whose devices are
+// the job's ranks, with notes on how each figure was obtained. The host facts
+// the notes report (cores, affinity, threads) are read the way the runtime's
 // CPU backend reads them (runtime/src/cpu/Parallel.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -36,14 +36,36 @@ Plan metac::calibrate::planFor(bool quick, bool cuda) {
     plan.gemmSizes.push_back(n);
   if (plan.gemmSizes.back() != largest)
     plan.gemmSizes.push_back(largest);
+  // Products and tensors as metac's programs have them: a task dimension
+  // first (5 to 32 tasks), a few to 128 samples, 16 to 512 features; from
+  // MAML's sinusoid ([25, 10, 40] by 40 x 40) to MiB.
+  if (quick) {
+    plan.productShapes = {{5, 5, 16, 16}, {25, 10, 40, 40}, {16, 32, 128, 128}};
+    plan.kernelShapes = {{5, 10, 40}, {25, 40, 40}, {32, 64, 256}};
+    plan.optimizerWidths = {8, 64, 256};
+  } else {
+    plan.productShapes = {
+        {5, 5, 16, 16},    {25, 10, 40, 40},   {32, 16, 64, 64},
+        {25, 20, 32, 128}, {5, 5, 256, 256},   {16, 32, 128, 128},
+        {8, 64, 512, 64},  {32, 64, 256, 256}, {32, 64, 512, 512}};
+    plan.kernelShapes = {{4, 5, 10},    {5, 10, 40},  {25, 10, 40},
+                         {25, 40, 40},  {32, 64, 64}, {32, 64, 256},
+                         {32, 128, 256}};
+    plan.optimizerWidths = {8, 40, 64, 128, 256, 512};
+  }
   // Operands well beyond the last-level cache.
   plan.streamElements = (quick ? 8 : 16) << 20;
-  // 8 bytes to 8 MiB per rank by factors of 4 (quick: to 2 MiB by 8).
-  for (double bytes = 8; bytes <= (quick ? 2 : 8) * 1048576.0;
-       bytes *= quick ? 8 : 4)
+  // 8 bytes to 8 MiB per rank by factors of 4 (quick: of 16).
+  for (double bytes = 8; bytes <= 8 * 1048576.0; bytes *= quick ? 16 : 4)
     plan.messageBytes.push_back(bytes);
-  plan.compute = {quick ? 0.01 : 0.05, quick ? 5 : 9, true};
-  plan.tiny = {quick ? 0.005 : 0.02, quick ? 5 : 21, true};
+  // Kernels on the CPU are timed alone, each after 20 us of other work on
+  // the calling thread, as between the ops of a step: long enough for the
+  // loop threads to fall asleep. (A GPU queues its kernels: back to back.)
+  double gap = cuda ? 0 : 20e-6;
+  plan.compute = {quick ? 0.01 : 0.05, quick ? 5 : 9, true, gap};
+  plan.product = {quick ? 0.004 : 0.02, quick ? 5 : 9, true, gap};
+  plan.kernel = {quick ? 0.003 : 0.01, quick ? 5 : 9, true, gap};
+  plan.tiny = {quick ? 0.005 : 0.02, quick ? 5 : 21, true, gap};
   plan.collective = {quick ? 0.003 : 0.01, quick ? 5 : 9, false};
   return plan;
 }
@@ -149,6 +171,20 @@ std::string sizes(llvm::ArrayRef<int64_t> values) {
       ", ");
 }
 
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  return "[" + sizes(shape) + "]";
+}
+
+/// `seconds` in microseconds, to 3 significant digits or so.
+std::string microseconds(double seconds) {
+  double us = seconds * 1e6;
+  if (us < 10)
+    return llvm::formatv("{0:f2} us", us).str();
+  if (us < 100)
+    return llvm::formatv("{0:f1} us", us).str();
+  return llvm::formatv("{0:f0} us", us).str();
+}
+
 std::string bytesText(double bytes) {
   if (bytes >= 1048576)
     return llvm::formatv("{0:f0} MiB", bytes / 1048576).str();
@@ -203,30 +239,52 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                                 n, n == 1 ? "" : "s", host.onlineCores)
                       .str();
     device.memoryBytes = host.memoryBytes / uint64_t(n);
+    // A rank's short calls run at full speed inside its time slice: what
+    // they measure is not the share of a core it gets over a step.
+    if (n > host.onlineCores)
+      device.processorShare = double(host.onlineCores) / double(n);
   }
   if (device.memoryBytes == 0)
     return llvm::createStringError("cannot read the memory of the device");
 
-  say(llvm::formatv("{0} products, m = n = k in {1}", backend,
-                    sizes(plan.gemmSizes)));
-  llvm::Expected<std::vector<GemmRate>> gemm = measureGemm(session, plan);
-  if (!gemm)
-    return gemm.takeError();
-  device.gemmRates = *gemm;
-  for (const GemmRate &g : device.gemmRates) {
-    device.peakFlops.f32 = std::max(device.peakFlops.f32, g.rate.f32);
-    device.peakFlops.f64 = std::max(device.peakFlops.f64, g.rate.f64);
-  }
   say("memory bandwidth");
   llvm::Expected<double> bandwidth = measureBandwidth(session, plan);
   if (!bandwidth)
     return bandwidth.takeError();
   device.memoryBandwidth = *bandwidth;
+  say(llvm::formatv("{0} kernels on [T, N, H] = {1} to {2}", backend,
+                    shapeText(plan.kernelShapes.front()),
+                    shapeText(plan.kernelShapes.back())));
+  llvm::Expected<std::vector<MeasuredKernel>> kernels =
+      measureKernels(session, plan);
+  if (!kernels)
+    return kernels.takeError();
+  const MeasuredKernel &elementwise = kernels->front();
+  say(llvm::formatv("{0} products, {1} batched shapes and m = n = k in {2}",
+                    backend, plan.productShapes.size(), sizes(plan.gemmSizes)));
+  llvm::Expected<MeasuredProducts> products =
+      measureProducts(session, plan, elementwise.fit.beta);
+  if (!products)
+    return products.takeError();
+  device.gemmRates = products->gemm;
+  for (const GemmRate &g : device.gemmRates) {
+    device.peakFlops.f32 = std::max(device.peakFlops.f32, g.rate.f32);
+    device.peakFlops.f64 = std::max(device.peakFlops.f64, g.rate.f64);
+  }
+  // The kinds in the order the cost model's kernelKind lists them.
+  std::vector<const MeasuredKernel *> measured;
+  for (const MeasuredKernel &k : *kernels) {
+    if (k.fit.kind == "optimizer")
+      measured.push_back(&products->kernel);
+    measured.push_back(&k);
+  }
+  for (const MeasuredKernel *k : measured)
+    device.kernelFits.push_back(k->fit);
   say("launch overhead");
-  llvm::Expected<double> overhead = measureLaunchOverhead(session, plan);
-  if (!overhead)
-    return overhead.takeError();
-  device.launchOverhead = *overhead;
+  llvm::Expected<double> floor = measureLaunchOverhead(session, plan);
+  if (!floor)
+    return floor.takeError();
+  device.launchOverhead = std::max(*floor, elementwise.fit.alpha);
   if (n > 1)
     say(llvm::formatv("collectives over {0} ranks, {1} to {2} per rank", n,
                       bytesText(plan.messageBytes.front()),
@@ -243,6 +301,9 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       link.bandwidth = f.fit.beta;
       link.latency = f.fit.alpha;
       cluster.links.push_back(link);
+    } else {
+      // The description's tables have no send_recv: it keeps its fit.
+      cluster.collectives.push_back(busBandwidthTable(f));
     }
     cluster.collectiveFits.push_back(f.fit);
   }
@@ -265,31 +326,110 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
         host.loopThreads, host.loopThreads == 1 ? "" : "s",
         host.openblasThreads));
   if (!options.cuda && n > host.onlineCores)
-    note(llvm::formatv("More ranks than cores: the ranks share the cores, and "
-                       "every rate is one rank's share ({0} ranks on {1}).",
-                       n, host.onlineCores));
+    note(llvm::formatv(
+        "More ranks than cores: the ranks share the cores ({0} ranks on {1}). "
+        "Short calls run at full speed inside a rank's time slice, so their "
+        "figures are a rank's alone; processor_share ({1}/{0}) says what "
+        "share of a core each rank gets over a step.",
+        n, host.onlineCores));
   note("Every figure is measured through metart's C API with all ranks "
        "running at once; a time is the slowest rank's median of samples, "
        "each started by a barrier (a compute sample also ends when every "
-       "rank is done).");
+       "rank is done). Each kernel call allocates its result with "
+       "metart_scratch_alloc and gives it back with metart_scratch_free "
+       "inside the timed call, as compiled code does, and takes its operands "
+       "in turn from up to 32 copies (256 MiB at most): a step's ops read "
+       "tensors written several ops before, so small operands are still in "
+       "cache and large ones come from memory.");
+  if (plan.kernel.idleGap > 0)
+    note(llvm::formatv(
+        "Each kernel call (products included) is timed alone, after {0:f0} "
+        "us of other work on the calling thread: between the ops of a step "
+        "the runtime's loop threads fall asleep, and waking them is part of "
+        "what a parallel loop costs (calls back to back would not pay it).",
+        plan.kernel.idleGap * 1e6));
   note(options.cuda ? "memory_bytes: the GPU's memory.total (nvidia-smi)."
                     : llvm::formatv("memory_bytes: MemTotal of /proc/meminfo "
                                     "({0} bytes) / {1} rank{2}.",
                                     host.memoryBytes, n, n == 1 ? "" : "s")
                           .str());
-  note(llvm::formatv("gemm: metart_nn_matmul of n x n by n x n (flops = "
-                     "2n^3), n in {0}; {1} samples of {2:f0} ms; peak_flops "
-                     "is the best of these rates.",
-                     sizes(plan.gemmSizes), plan.compute.samples,
-                     plan.compute.sampleSeconds * 1e3));
   note(llvm::formatv("memory_bandwidth: metart_nn_binary add of {0} f32 "
                      "elements: 2 operands read and 1 result written per "
                      "second.",
                      plan.streamElements));
-  note(llvm::formatv("launch_overhead: metart_nn_binary add of 4 f32 "
-                     "elements, median of {0} samples of {1:f0} ms.",
-                     plan.tiny.samples, plan.tiny.sampleSeconds * 1e3));
+  note(llvm::formatv(
+      "kernels: time = alpha + bytes / beta per call of a kind, bytes being "
+      "every operand and result (as the cost model counts them), least "
+      "squares on relative residuals over f32 tensors [T, N, H] in {0}; "
+      "each time the median of {1} samples of {2:f0} ms.",
+      llvm::join(llvm::map_range(plan.kernelShapes,
+                                 [](const std::array<int64_t, 3> &s) {
+                                   return shapeText(s);
+                                 }),
+                 ", "),
+      plan.kernel.samples, plan.kernel.sampleSeconds * 1e3));
+  note("  elementwise: metart_nn_binary add, metart_nn_unary relu and "
+       "metart_nn_scale together; reduce: metart_nn_reduce_sum over the "
+       "last and over the first (task) dimension; broadcast: "
+       "metart_nn_broadcast along the first and along the last dimension; "
+       "transpose: metart_nn_transpose of the last two dimensions; copy: "
+       "metart_copy_device into a new result (bytes: source and "
+       "destination); optimizer: an Adam outer step as compiled "
+       "(metart_increment, then metart_adam_update of each parameter of a "
+       "set of three h x h weights and three biases of h; bytes: 7 times "
+       "the parameters').");
+  note(llvm::formatv(
+      "  product: metart_nn_linear of [T, N, K] by an M x K weight (bias "
+      "[M]) and by a [T, M, K] weight per task (bias [T, M]), and "
+      "metart_nn_matmul [T, N, M]^T x [T, N, K] (a weight's gradient), for "
+      "T, N, K, M in {0}; and metart_nn_matmul n x n by n x n, n in {1}; "
+      "each in f32 and f64, medians of {2} samples of {3:f0} ms (squares: "
+      "of {4:f0} ms). alpha: the per-call part, time = alpha + flops / r "
+      "fitted over the f32 products (at most half the fastest call); beta: "
+      "the elementwise beta, raised so that no measured product is priced "
+      "by its bytes.",
+      llvm::join(llvm::map_range(plan.productShapes,
+                                 [](const std::array<int64_t, 4> &s) {
+                                   return llvm::formatv("{0}/{1}/{2}/{3}", s[0],
+                                                        s[1], s[2], s[3])
+                                       .str();
+                                 }),
+                 ", "),
+      sizes(plan.gemmSizes), plan.product.samples,
+      plan.product.sampleSeconds * 1e3, plan.compute.sampleSeconds * 1e3));
+  note("gemm: rate = flops / (time - the product's alpha), flops = 2 T N K "
+       "M (+ T N M for the bias) or 2n^3; products within 25% of each "
+       "other's FLOPs make one entry (their FLOPs over their compute time, "
+       "at their geometric mean); peak_flops is the best of these rates.");
+  for (const MeasuredKernel *k : measured) {
+    note(llvm::formatv(
+        "  {0}: alpha {1:f2} us, beta {2:f2} GB/s, worst "
+        "relative residual {3:f0}%{4}; measured{5}:",
+        k->fit.kind, k->fit.alpha * 1e6, k->fit.beta / 1e9, k->worst * 100,
+        k->fit.kind == "product" ? " (of alpha + flops / r)" : "",
+        k->fit.kind == "product" ? " (f32)" : ""));
+    for (const KernelSeries &series : k->series) {
+      std::string line = "    " + series.what + ":";
+      for (size_t i = 0; i < series.seconds.size(); ++i)
+        line += llvm::formatv(" {0} {1}{2}", series.shapes[i],
+                              microseconds(series.seconds[i]),
+                              i + 1 < series.seconds.size() ? "," : "");
+      note(line);
+    }
+  }
+  note(llvm::formatv("launch_overhead: the larger of the elementwise alpha "
+                     "and a metart_nn_binary add of 4 f32 elements ({0}, "
+                     "median of {1} samples of {2:f0} ms), the floor of a "
+                     "call of a kind without a fit.",
+                     microseconds(*floor), plan.tiny.samples,
+                     plan.tiny.sampleSeconds * 1e3));
   if (n > 1) {
+    note(llvm::formatv(
+        "collectives: the measured times below as bus bandwidths per size "
+        "(nccl-tests' busbw: bytes / time times 2(n-1)/n for all_reduce, "
+        "(n-1)/n for all_gather and reduce_scatter, 1 for broadcast), which "
+        "the cost model interpolates in log(bytes) before it reads a fit; "
+        "send_recv has only its fit."));
     note(llvm::formatv(
         "collective_fits: time = alpha + bytes / beta, least squares on "
         "relative residuals over {0} payloads of {1} to {2} per rank (f32; "

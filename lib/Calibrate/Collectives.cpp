@@ -6,7 +6,9 @@
 // program. Each size is timed as the slowest rank's median, and
 // time = α + bytes / β is fitted over the sizes. Point to point is a
 // ping-pong between ranks 2i and 2i+1 (all pairs at once): half a round
-// trip per message.
+// trip per message. The same times are also kept as a table of bus
+// bandwidths per size, which follows MPI's changes of protocol (eager to
+// rendezvous, cache to memory) that one α–β line cannot.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,4 +153,29 @@ metac::calibrate::measureCollectives(Session &session, const Plan &plan) {
   if (llvm::Error error = add(Kind::SendRecv, 2, kTaskMask))
     return std::move(error);
   return fits;
+}
+
+metac::planner::CollectiveTable
+metac::calibrate::busBandwidthTable(const MeasuredFit &measured) {
+  planner::CollectiveTable table;
+  table.collective = measured.fit.collective;
+  table.group = measured.fit.group;
+  table.placement = measured.fit.placement;
+  double n = double(table.group);
+  double factor = 1;
+  if (table.collective == "all_reduce")
+    factor = 2 * (n - 1) / n;
+  else if (table.collective == "all_gather" ||
+           table.collective == "reduce_scatter")
+    factor = (n - 1) / n;
+  for (size_t i = 0; i < measured.bytes.size(); ++i) {
+    // Sizes rounded to whole shares could repeat one: a table's sizes
+    // increase.
+    if (!table.bytes.empty() && !(measured.bytes[i] > table.bytes.back()))
+      continue;
+    table.bytes.push_back(measured.bytes[i]);
+    table.busBandwidth.push_back(measured.bytes[i] / measured.seconds[i] *
+                                 factor);
+  }
+  return table;
 }

@@ -1,54 +1,211 @@
 //===- Compute.cpp - products, bandwidth and call overhead ----------------===//
 //
-// What one device computes: the rate of the runtime's matrix product by
-// size (small products are far from peak, and the cost model interpolates
-// between the sizes), the bandwidth of a large elementwise op (the
-// roofline's memory side) and the time of a runtime call that does nearly
-// nothing (the floor of every op).
+// What one device computes. Products are timed at the shapes metac's
+// programs have (a task dimension first: [T, N, K] by an M x K weight,
+// shared or one per task, and the weight gradient's transposed product)
+// and as square n x n products, each call allocating its result from
+// scratch memory as compiled code does. The per-call part of a product
+// (alpha: dispatch, allocation, BLAS set-up) is fitted over all of them
+// (operands taken in turn from copies, as for the other kernels),
+// and the GEMM table's rate is what remains: flops / (time - alpha), by
+// FLOPs, shapes of similar FLOPs merged. Also: the bandwidth of a large
+// elementwise op (the roofline's memory side) and the time of a runtime
+// call that does nearly nothing (the floor of every op).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Measurements.h"
 
+#include "metac/Calibrate/Calibrate.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace metac::calibrate;
 using metac::planner::GemmRate;
 
-llvm::Expected<std::vector<GemmRate>>
-metac::calibrate::measureGemm(Session &session, const Plan &plan) {
-  std::vector<GemmRate> rates;
-  for (int64_t n : plan.gemmSizes) {
-    GemmRate rate;
-    rate.flops = 2.0 * double(n) * double(n) * double(n);
-    for (metart_dtype dtype : {METART_F32, METART_F64}) {
-      llvm::Expected<DeviceTensor &> a = session.tensor(dtype, {n, n}, 0.5);
-      if (!a)
-        return a.takeError();
-      llvm::Expected<DeviceTensor &> b = session.tensor(dtype, {n, n}, 0.5);
-      if (!b)
-        return b.takeError();
-      llvm::Expected<DeviceTensor &> y = session.tensor(dtype, {n, n}, 0);
-      if (!y)
-        return y.takeError();
-      metart_context *c = session.context();
-      llvm::Expected<double> seconds = session.slowestTime(
-          [&] {
-            return metart_nn_matmul(c, a->get(), b->get(), 0, 0, y->get());
-          },
-          "metart_nn_matmul", plan.compute);
-      session.releaseTensors();
-      if (!seconds)
-        return seconds.takeError();
-      (dtype == METART_F32 ? rate.rate.f32 : rate.rate.f64) =
-          rate.flops / *seconds;
-    }
-    rates.push_back(rate);
+namespace {
+
+/// One product call measured in both element types.
+struct ProductSample {
+  double flops = 0, bytes = 0, f32 = 0, f64 = 0;
+};
+
+/// Times `kernel` (a product of `flops` writing a `resultShape` result
+/// from operands of `shapes`) in f32 and f64; the operands are filled with
+/// 0.5, in operandCopies() copies that the calls take in turn.
+llvm::Expected<ProductSample> timeProduct(
+    Session &session, llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> shapes,
+    llvm::ArrayRef<int64_t> resultShape, double flops,
+    llvm::function_ref<metart_status(llvm::ArrayRef<const metart_tensor *>,
+                                     const metart_tensor *)>
+        kernel,
+    llvm::StringRef what, SamplePolicy policy) {
+  ProductSample sample;
+  sample.flops = flops;
+  // The f32 bytes (f64 moves twice as many).
+  auto elementsOf = [](llvm::ArrayRef<int64_t> shape) {
+    double elements = 1;
+    for (int64_t d : shape)
+      elements *= double(d);
+    return elements;
+  };
+  sample.bytes = 4 * elementsOf(resultShape);
+  for (llvm::ArrayRef<int64_t> shape : shapes)
+    sample.bytes += 4 * elementsOf(shape);
+  for (metart_dtype dtype : {METART_F32, METART_F64}) {
+    std::vector<llvm::SmallVector<const metart_tensor *, 3>> sets(
+        operandCopies(sample.bytes * (dtype == METART_F64 ? 2 : 1)));
+    for (llvm::SmallVector<const metart_tensor *, 3> &operands : sets)
+      for (llvm::ArrayRef<int64_t> shape : shapes) {
+        llvm::Expected<DeviceTensor &> t = session.tensor(dtype, shape, 0.5);
+        if (!t)
+          return t.takeError();
+        operands.push_back(t->get());
+      }
+    size_t next = 0;
+    llvm::Expected<double> seconds = session.slowestCompiledTime(
+        dtype, resultShape,
+        [&](const metart_tensor *y) {
+          next = (next + 1) % sets.size();
+          return kernel(sets[next], y);
+        },
+        what, policy);
+    session.releaseTensors();
+    if (!seconds)
+      return seconds.takeError();
+    (dtype == METART_F32 ? sample.f32 : sample.f64) = *seconds;
   }
-  return rates;
+  return sample;
 }
 
-/// Seconds per y = a + b on `elements` f32 elements (slowest rank).
+} // namespace
+
+llvm::Expected<MeasuredProducts>
+metac::calibrate::measureProducts(Session &session, const Plan &plan,
+                                  double streamBandwidth) {
+  metart_context *c = session.context();
+  KernelSeries shared{"metart_nn_linear [T,N,K] x [M,K] + [M]", {}, {}, {}, {}},
+      perTask{"metart_nn_linear [T,N,K] x [T,M,K] + [T,M]", {}, {}, {}, {}},
+      gradient{"metart_nn_matmul [T,N,M]^T x [T,N,K]", {}, {}, {}, {}},
+      square{"metart_nn_matmul n x n by n x n", {}, {}, {}, {}};
+  // Every product in both types (the series keep the f32 times).
+  std::vector<ProductSample> samples;
+  auto record = [&](KernelSeries &series, std::string shape,
+                    const ProductSample &s) {
+    series.shapes.push_back(std::move(shape));
+    series.bytes.push_back(s.bytes);
+    series.flops.push_back(s.flops);
+    series.seconds.push_back(s.f32);
+    samples.push_back(s);
+  };
+  auto linear = [&](llvm::ArrayRef<const metart_tensor *> in,
+                    const metart_tensor *y) {
+    return metart_nn_linear(c, in[0], in[1], in[2], y);
+  };
+  for (const std::array<int64_t, 4> &shape : plan.productShapes) {
+    auto [t, n, k, m] = shape;
+    double flops = 2.0 * double(t * n * k * m) + double(t * n * m);
+    std::string text = llvm::formatv("T={0} N={1} K={2} M={3}", t, n, k, m);
+    llvm::Expected<ProductSample> s =
+        timeProduct(session, {{t, n, k}, {m, k}, {m}}, {t, n, m}, flops, linear,
+                    "metart_nn_linear", plan.product);
+    if (!s)
+      return s.takeError();
+    record(shared, text, *s);
+    s = timeProduct(session, {{t, n, k}, {t, m, k}, {t, m}}, {t, n, m}, flops,
+                    linear, "metart_nn_linear", plan.product);
+    if (!s)
+      return s.takeError();
+    record(perTask, text, *s);
+    s = timeProduct(
+        session, {{t, n, m}, {t, n, k}}, {t, m, k}, 2.0 * double(t * n * k * m),
+        [&](llvm::ArrayRef<const metart_tensor *> in, const metart_tensor *y) {
+          return metart_nn_matmul(c, in[0], in[1], 1, 0, y);
+        },
+        "metart_nn_matmul", plan.product);
+    if (!s)
+      return s.takeError();
+    record(gradient, text, *s);
+  }
+  for (int64_t n : plan.gemmSizes) {
+    llvm::Expected<ProductSample> s = timeProduct(
+        session, {{n, n}, {n, n}}, {n, n}, 2.0 * double(n * n * n),
+        [&](llvm::ArrayRef<const metart_tensor *> in, const metart_tensor *y) {
+          return metart_nn_matmul(c, in[0], in[1], 0, 0, y);
+        },
+        "metart_nn_matmul", plan.compute);
+    if (!s)
+      return s.takeError();
+    record(square, "n=" + std::to_string(n), *s);
+  }
+
+  // The per-call part: time = alpha + flops / rate fitted over every f32
+  // product on relative residuals, so the small (latency-bound) products
+  // decide it. It stays below half of the fastest call (of either type),
+  // so that every product keeps a compute part.
+  llvm::SmallVector<double> flops, seconds;
+  for (const ProductSample &s : samples) {
+    flops.push_back(s.flops);
+    seconds.push_back(s.f32);
+  }
+  double worst = 0;
+  planner::CollectiveFit line = fitAlphaBeta(flops, seconds, &worst);
+  double fastest = HUGE_VAL;
+  for (const ProductSample &s : samples)
+    fastest = std::min({fastest, s.f32, s.f64});
+  double alpha = std::min(line.alpha, 0.5 * fastest);
+  double beta = streamBandwidth;
+  for (const ProductSample &s : samples)
+    beta = std::max(
+        {beta, s.bytes / (s.f32 - alpha), 2 * s.bytes / (s.f64 - alpha)});
+
+  // The table: each product's rate once the per-call part is taken away;
+  // products within 25% of each other's FLOPs are one entry (their total
+  // FLOPs over their total compute time, at their geometric mean).
+  std::vector<ProductSample> sorted = samples;
+  llvm::sort(sorted, [](const ProductSample &a, const ProductSample &b) {
+    return a.flops < b.flops;
+  });
+  MeasuredProducts result;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t end = i;
+    double logSum = 0, total = 0, f32 = 0, f64 = 0;
+    for (; end < sorted.size() && sorted[end].flops < 1.25 * sorted[i].flops;
+         ++end) {
+      logSum += std::log(sorted[end].flops);
+      total += sorted[end].flops;
+      f32 += sorted[end].f32 - alpha;
+      f64 += sorted[end].f64 - alpha;
+    }
+    GemmRate rate;
+    rate.flops = std::exp(logSum / double(end - i));
+    rate.rate.f32 = total / f32;
+    rate.rate.f64 = total / f64;
+    result.gemm.push_back(rate);
+    i = end;
+  }
+  // The geometric mean can round onto its neighbour's FLOPs only if they
+  // are equal; keep the table strictly increasing all the same.
+  for (size_t i = 1; i < result.gemm.size(); ++i)
+    result.gemm[i].flops =
+        std::max(result.gemm[i].flops,
+                 std::nextafter(result.gemm[i - 1].flops, HUGE_VAL));
+
+  MeasuredKernel &product = result.kernel;
+  product.fit.kind = "product";
+  product.fit.alpha = alpha;
+  product.fit.beta = beta;
+  product.worst = worst;
+  product.series = {shared, perTask, gradient, square};
+  return result;
+}
+
+/// Seconds per y = a + b on `elements` f32 elements (slowest rank), y from
+/// scratch memory.
 static llvm::Expected<double> timeAdd(Session &session, int64_t elements,
                                       SamplePolicy policy) {
   llvm::Expected<DeviceTensor &> a = session.tensor(METART_F32, {elements}, 1);
@@ -57,13 +214,11 @@ static llvm::Expected<double> timeAdd(Session &session, int64_t elements,
   llvm::Expected<DeviceTensor &> b = session.tensor(METART_F32, {elements}, 2);
   if (!b)
     return b.takeError();
-  llvm::Expected<DeviceTensor &> y = session.tensor(METART_F32, {elements}, 0);
-  if (!y)
-    return y.takeError();
   metart_context *c = session.context();
-  llvm::Expected<double> seconds = session.slowestTime(
-      [&] {
-        return metart_nn_binary(c, METART_ADD, a->get(), b->get(), y->get());
+  llvm::Expected<double> seconds = session.slowestCompiledTime(
+      METART_F32, {elements},
+      [&](const metart_tensor *y) {
+        return metart_nn_binary(c, METART_ADD, a->get(), b->get(), y);
       },
       "metart_nn_binary", policy);
   session.releaseTensors();

@@ -13,6 +13,7 @@
 
 #include "metac/Planner/ClusterDescription.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -20,25 +21,64 @@ namespace metac::calibrate {
 
 /// The sizes and sample counts of one calibration.
 struct Plan {
-  /// m = n = k of the products.
+  /// m = n = k of the square products.
   std::vector<int64_t> gemmSizes;
+  /// [T, N, K, M] of the batched products: T tasks of N rows of K
+  /// features times an M x K weight.
+  std::vector<std::array<int64_t, 4>> productShapes;
+  /// [T, N, H] of the tensors the other kinds of kernels are timed on.
+  std::vector<std::array<int64_t, 3>> kernelShapes;
+  /// Widths h of the parameter sets of the optimizer (three h x h weights
+  /// and three biases of h).
+  std::vector<int64_t> optimizerWidths;
   /// Elements of each operand of the bandwidth measurement.
   int64_t streamElements;
   /// Payload bytes per rank of the collectives.
   std::vector<double> messageBytes;
-  SamplePolicy compute, tiny, collective;
+  SamplePolicy compute, product, kernel, tiny, collective;
 };
 
 Plan planFor(bool quick, bool cuda);
 
-/// Rates of metart_nn_matmul (f32 and f64) per size, ascending.
-llvm::Expected<std::vector<planner::GemmRate>> measureGemm(Session &session,
+/// The times of one runtime function over the sizes of a plan.
+struct KernelSeries {
+  /// The function and its operands, e.g. "metart_nn_binary add".
+  std::string what;
+  /// Per size: the shape in words, the bytes of every operand and result
+  /// (what the cost model counts), the FLOPs (products) and the seconds
+  /// per call.
+  std::vector<std::string> shapes;
+  std::vector<double> bytes, flops, seconds;
+};
+
+/// A fitted kind of kernel and the times it was fitted to.
+struct MeasuredKernel {
+  planner::KernelFit fit;
+  /// The largest relative residual of the fit.
+  double worst = 0;
+  std::vector<KernelSeries> series;
+};
+
+/// alpha + bytes / beta of every kind of kernel but products, in the order
+/// elementwise, reduce, broadcast, transpose, copy, optimizer.
+llvm::Expected<std::vector<MeasuredKernel>> measureKernels(Session &session,
                                                            const Plan &plan);
+
+/// The products: the GEMM table (FLOPs -> rate, f32 and f64, ascending)
+/// from batched and square products, and the product kind's fit (alpha:
+/// the per-call part; beta: at least `streamBandwidth`, and high enough
+/// that every measured product is priced by its rate).
+struct MeasuredProducts {
+  std::vector<planner::GemmRate> gemm;
+  MeasuredKernel kernel;
+};
+llvm::Expected<MeasuredProducts>
+measureProducts(Session &session, const Plan &plan, double streamBandwidth);
 
 /// Bytes per second read and written by a large metart_nn_binary.
 llvm::Expected<double> measureBandwidth(Session &session, const Plan &plan);
 
-/// Seconds per metart_nn_binary call on 4 elements.
+/// Seconds per metart_nn_binary call on 4 elements (result from scratch).
 llvm::Expected<double> measureLaunchOverhead(Session &session,
                                              const Plan &plan);
 
@@ -56,6 +96,11 @@ struct MeasuredFit {
 /// ranks. Leaves the world laid out as one axis.
 llvm::Expected<std::vector<MeasuredFit>> measureCollectives(Session &session,
                                                             const Plan &plan);
+
+/// The samples of `measured` as a table of bus bandwidths (nccl-tests'
+/// busbw: bytes / time times 2(n-1)/n for all_reduce, (n-1)/n for
+/// all_gather and reduce_scatter, 1 for broadcast and send_recv).
+planner::CollectiveTable busBandwidthTable(const MeasuredFit &measured);
 
 } // namespace metac::calibrate
 

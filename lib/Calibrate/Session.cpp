@@ -33,6 +33,13 @@ double metac::calibrate::median(llvm::SmallVectorImpl<double> &values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+int metac::calibrate::operandCopies(double bytes) {
+  constexpr double kPoolBytes = 256.0 * 1048576;
+  constexpr int kMostCopies = 32;
+  return static_cast<int>(std::clamp(
+      std::floor(kPoolBytes / std::max(bytes, 1.0)), 1.0, double(kMostCopies)));
+}
+
 llvm::Expected<std::unique_ptr<Session>> Session::create(bool cuda) {
   std::unique_ptr<Session> session(new Session());
   if (metart_world_init() != METART_OK)
@@ -53,6 +60,12 @@ llvm::Expected<std::unique_ptr<Session>> Session::create(bool cuda) {
             .str());
   if (llvm::Error error = session->attach({session->worldSize, 1, 1, 1}))
     return std::move(error);
+  llvm::SmallVector<double> empty;
+  for (int i = 0; i < 101; ++i) {
+    double start = now();
+    empty.push_back(now() - start);
+  }
+  session->clockSeconds = median(empty);
   DeviceTensor &scalar = session->scalar;
   scalar.shape = {1};
   scalar.tensor = {nullptr, METART_F64, 1, scalar.shape.data()};
@@ -132,17 +145,27 @@ llvm::Expected<double> Session::time(llvm::function_ref<metart_status()> call,
                                      llvm::StringRef what,
                                      SamplePolicy policy) {
   auto timed = [&](int64_t calls) -> llvm::Expected<double> {
-    double start = now();
-    for (int64_t i = 0; i < calls; ++i)
+    double start = now(), alone = 0;
+    for (int64_t i = 0; i < calls; ++i) {
+      double begin = now();
       if (llvm::Error error = check(call(), what))
         return std::move(error);
+      if (policy.idleGap <= 0)
+        continue;
+      // Timed alone, then the gap: the thread's own work, spinning so
+      // that the caches keep what the call left there.
+      double end = now();
+      alone += std::max(0.0, end - begin - clockSeconds);
+      while (now() - end < policy.idleGap) {
+      }
+    }
     if (llvm::Error error = check(metart_synchronize(ctx), what))
       return std::move(error);
     if (policy.untilAllDone)
       if (llvm::Error error =
               check(metart_barrier(ctx, kWorld), "metart_barrier"))
         return std::move(error);
-    return (now() - start) / double(calls);
+    return (policy.idleGap > 0 ? alone : now() - start) / double(calls);
   };
   // Warm-up (first-touch pages, BLAS buffers, MPI connections), then a
   // pilot call whose slowest time sets the calls per sample on every rank.
@@ -156,8 +179,10 @@ llvm::Expected<double> Session::time(llvm::function_ref<metart_status()> call,
   llvm::Expected<double> slowest = maxOverRanks(*pilot);
   if (!slowest)
     return slowest.takeError();
-  int64_t calls = static_cast<int64_t>(std::clamp(
-      std::ceil(policy.sampleSeconds / std::max(*slowest, 1e-9)), 1.0, 1e5));
+  int64_t calls = static_cast<int64_t>(
+      std::clamp(std::ceil(policy.sampleSeconds /
+                           std::max(*slowest + policy.idleGap, 1e-9)),
+                 1.0, 1e5));
   llvm::SmallVector<double> samples;
   for (int s = 0; s < policy.samples; ++s) {
     if (llvm::Error error =
@@ -178,4 +203,27 @@ Session::slowestTime(llvm::function_ref<metart_status()> call,
   if (!seconds)
     return seconds.takeError();
   return maxOverRanks(*seconds);
+}
+
+llvm::Expected<double> Session::slowestCompiledTime(
+    metart_dtype dtype, llvm::ArrayRef<int64_t> shape,
+    llvm::function_ref<metart_status(const metart_tensor *result)> kernel,
+    llvm::StringRef what, SamplePolicy policy) {
+  DeviceTensor result;
+  result.shape.assign(shape.begin(), shape.end());
+  result.tensor.dtype = dtype;
+  result.tensor.rank = static_cast<int32_t>(shape.size());
+  result.tensor.shape = result.shape.data();
+  size_t bytes = static_cast<size_t>(result.bytes());
+  auto call = [&]() -> metart_status {
+    if (metart_status status =
+            metart_scratch_alloc(ctx, bytes, &result.tensor.data))
+      return status;
+    metart_status status = kernel(result.get());
+    metart_scratch_free(ctx, result.tensor.data, bytes);
+    return status;
+  };
+  llvm::Expected<double> seconds = slowestTime(call, what, policy);
+  metart_scratch_reset(ctx);
+  return seconds;
 }

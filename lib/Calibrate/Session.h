@@ -5,7 +5,9 @@
 // rank agrees on: a repetition count is derived from the slowest rank's
 // pilot call, so that all ranks run the same calls at the same time (a
 // collective must be called by every rank; a product must compete with the
-// others' products for the cores as it would in a training step).
+// others' products for the cores as it would in a training step). A kernel
+// can be timed with its result allocated from scratch memory per call, as
+// compiled code allocates it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,12 @@ struct SamplePolicy {
   /// between two collectives of a step. Collectives wait for each other
   /// already.
   bool untilAllDone;
+  /// Seconds the calling thread works on its own between two calls (0:
+  /// back to back). With a gap, each call is timed alone and the gap is
+  /// not counted: between the ops of a compiled step the runtime's loop
+  /// threads fall asleep, and waking them is part of what the next
+  /// parallel loop costs, which calls back to back never pay.
+  double idleGap = 0;
 };
 
 class Session {
@@ -76,21 +84,40 @@ public:
   /// Seconds per call of `call`: after a warm-up call and an agreed number
   /// of calls per sample, the median of `policy.samples` samples on this
   /// rank, each started by a barrier of the world (and ended by one with
-  /// `policy.untilAllDone`). Every rank must time the same calls.
+  /// `policy.untilAllDone`); with `policy.idleGap`, the calls alone, each
+  /// after the gap. Every rank must time the same calls.
   llvm::Expected<double> time(llvm::function_ref<metart_status()> call,
                               llvm::StringRef what, SamplePolicy policy);
   /// time() of every rank, then the slowest rank's median.
   llvm::Expected<double> slowestTime(llvm::function_ref<metart_status()> call,
                                      llvm::StringRef what, SamplePolicy policy);
+  /// slowestTime() of a kernel called the way compiled code calls it
+  /// (lib/Conversion/NNToRuntime): its result, of `dtype` and `shape`, is
+  /// allocated with metart_scratch_alloc before each call and given back
+  /// with metart_scratch_free after it, both inside the timed call.
+  llvm::Expected<double> slowestCompiledTime(
+      metart_dtype dtype, llvm::ArrayRef<int64_t> shape,
+      llvm::function_ref<metart_status(const metart_tensor *result)> kernel,
+      llvm::StringRef what, SamplePolicy policy);
 
 private:
   Session() = default;
   metart_context *ctx = nullptr;
   int64_t worldRank = 0, worldSize = 1;
+  /// Seconds between two readings of the clock with nothing between them
+  /// (taken off each call timed alone).
+  double clockSeconds = 0;
   /// Where maxOverRanks reduces (kept by releaseTensors).
   DeviceTensor scalar;
   std::deque<DeviceTensor> tensors;
 };
+
+/// How many copies of a call's operands (`bytes` in all) the measurements
+/// cycle through, one per call: up to 32 and 256 MiB. A step's ops read
+/// tensors written several ops earlier, so small operands are still in
+/// cache and large ones come from memory; the same operands call after call
+/// would all stay in cache.
+int operandCopies(double bytes);
 
 /// Seconds on a steady clock.
 double now();

@@ -178,6 +178,7 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapOptional("kernels", d.kernelFits);
     io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
     io.mapOptional("parallel_dispatch", d.parallelDispatch, 0.0);
+    io.mapOptional("processor_share", d.processorShare, 1.0);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -193,6 +194,9 @@ template <> struct MappingTraits<DeviceDescription> {
     if (d.parallelMinElements < 0)
       return "device: 'parallel_min_elements' must be >= 0, got " +
              std::to_string(d.parallelMinElements);
+    if (!(d.processorShare > 0 && d.processorShare <= 1))
+      return "device: 'processor_share' must be in (0, 1], got " +
+             std::to_string(d.processorShare);
     if (!positive(d.parallelDispatch, true))
       return mustBe("device", "parallel_dispatch", d.parallelDispatch, true);
     for (size_t i = 1; i < d.gemmRates.size(); ++i)
@@ -467,6 +471,9 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
                         d.gemmRates.size(), small.rate.f32 / 1e9, small.flops,
                         large.rate.f32 / 1e9, large.flops);
   }
+  if (d.processorShare < 1)
+    os << llvm::formatv("  each device gets {0:f2} of a processor\n",
+                        d.processorShare);
   if (d.parallelMinElements > 0)
     os << llvm::formatv("  parallel loops from {0} elements: {1:f2} us more\n",
                         d.parallelMinElements, d.parallelDispatch * 1e6);

@@ -282,6 +282,9 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
       entry.launch = device.launchOverhead;
       entry.seconds = device.launchOverhead + std::max(compute, memory);
     }
+    // Devices that share a processor run at their share of it.
+    entry.launch /= device.processorShare;
+    entry.seconds /= device.processorShare;
   }
   return entry;
 }

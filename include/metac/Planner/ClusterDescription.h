@@ -74,6 +74,11 @@ struct DeviceDescription {
   /// `parallelDispatch` seconds more (waking them); 0: never.
   int64_t parallelMinElements = 0;
   double parallelDispatch = 0;
+  /// The share of a processor each device gets when all of a node's
+  /// devices compute at once (CPU ranks outnumbering cores: cores / ranks).
+  /// The calibrated per-call figures are those of a rank running its time
+  /// slice; compute time is divided by this share.
+  double processorShare = 1;
   /// The fit for `kind`, if any.
   const KernelFit *kernel(llvm::StringRef kind) const;
 };
