@@ -25,13 +25,5 @@ echo "hand plans:"
 for hand in "task=1024" "task=128,tensor=8" "task=64,pipeline=16 --micro-batches=16 --schedule=1f1b"; do
   # shellcheck disable=SC2086
   "$metac" plan "$spec" --cluster="$cluster" --mesh=$hand --format=json |
-    /usr/bin/python3 -c '
-import json, sys
-names = ["maml2 (second order)", "maml1 (first order)"]
-for name, p in zip(names, json.load(sys.stdin)):
-    axes = ", ".join(f"{k} {v / 2**30:.2f} GiB" for k, v in sorted(p["bytes_per_axes"].items()))
-    fits = "fits" if p["fits"] else "does NOT fit"
-    mesh = p["mesh"] + (f" ({p[\"micro_batches\"]} mb, {p[\"schedule\"]})" if p["schedule"] != "none" else "")
-    print(f"  {name:22} {mesh:40} {p[\"predicted_ms\"]:9.1f} ms (compute {p[\"compute_ms\"]:.1f}, comm {p[\"comm_ms\"]:.1f}, bubble {p[\"bubble_ms\"]:.1f}), {p[\"peak_bytes\"] / 2**30:6.1f} GiB: {fits}; {axes}")
-'
+    /usr/bin/python3 "$root/bench/plan_1b_row.py"
 done
