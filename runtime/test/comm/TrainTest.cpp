@@ -206,11 +206,16 @@ TEST(TrainOnMesh, EachRankGetsItsSliceOfTheSingleProcessBatch) {
   if (metart_world_rank() == 0) {
     std::ifstream in(metrics);
     std::string line;
-    int lines = 0, evaluations = 0;
+    int lines = 0, evaluations = 0, peaks = 0;
     while (std::getline(in, line)) {
-      // The evaluation after training has a line of its own.
+      // The evaluation after training has a line of its own, and so has
+      // the largest rank's peak memory of the meta-iterations.
       if (line.rfind("{\"evaluation\": ", 0) == 0) {
         ++evaluations;
+        continue;
+      }
+      if (line.rfind("{\"peak_train_device_bytes\": ", 0) == 0) {
+        ++peaks;
         continue;
       }
       ++lines;
@@ -223,6 +228,7 @@ TEST(TrainOnMesh, EachRankGetsItsSliceOfTheSingleProcessBatch) {
     }
     EXPECT_EQ(lines, 3);
     EXPECT_EQ(evaluations, 1);
+    EXPECT_EQ(peaks, 1);
   }
   metart_tasks_destroy(tasks);
   metart_tasks_destroy(evalTasks);
