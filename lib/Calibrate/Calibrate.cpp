@@ -27,7 +27,7 @@
 using namespace metac::calibrate;
 using namespace metac::planner;
 
-Plan metac::calibrate::planFor(bool quick, bool cuda) {
+Plan metac::calibrate::planFor(bool quick, bool cuda, int64_t loopThreads) {
   Plan plan;
   // Square products from latency-bound to near peak; a GPU needs larger
   // ones to fill.
@@ -67,6 +67,7 @@ Plan metac::calibrate::planFor(bool quick, bool cuda) {
   plan.kernel = {quick ? 0.003 : 0.01, quick ? 5 : 9, true, gap};
   plan.tiny = {quick ? 0.005 : 0.02, quick ? 5 : 21, true, gap};
   plan.collective = {quick ? 0.003 : 0.01, quick ? 5 : 9, false};
+  plan.wakesLoopThreads = !cuda && loopThreads > 1;
   return plan;
 }
 
@@ -216,7 +217,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
     if (progress)
       *progress << "calibrate: " << what << "\n";
   };
-  Plan plan = planFor(options.quick, options.cuda);
+  Plan plan = planFor(options.quick, options.cuda, host.loopThreads);
   const char *backend = options.cuda ? "cuda" : "cpu";
 
   Calibration result;
@@ -255,11 +256,12 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   say(llvm::formatv("{0} kernels on [T, N, H] = {1} to {2}", backend,
                     shapeText(plan.kernelShapes.front()),
                     shapeText(plan.kernelShapes.back())));
-  llvm::Expected<std::vector<MeasuredKernel>> kernels =
-      measureKernels(session, plan);
+  llvm::Expected<MeasuredKernels> kernels = measureKernels(session, plan);
   if (!kernels)
     return kernels.takeError();
-  const MeasuredKernel &elementwise = kernels->front();
+  const MeasuredKernel &elementwise = kernels->kinds.front();
+  device.parallelMinElements = kernels->parallelMinElements;
+  device.parallelDispatch = kernels->parallelDispatch;
   say(llvm::formatv("{0} products, {1} batched shapes and m = n = k in {2}",
                     backend, plan.productShapes.size(), sizes(plan.gemmSizes)));
   llvm::Expected<MeasuredProducts> products =
@@ -273,7 +275,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   }
   // The kinds in the order the cost model's kernelKind lists them.
   std::vector<const MeasuredKernel *> measured;
-  for (const MeasuredKernel &k : *kernels) {
+  for (const MeasuredKernel &k : kernels->kinds) {
     if (k.fit.kind == "optimizer")
       measured.push_back(&products->kernel);
     measured.push_back(&k);
@@ -416,6 +418,27 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                               i + 1 < series.seconds.size() ? "," : "");
       note(line);
     }
+  }
+  if (!kernels->step.empty()) {
+    std::string line = llvm::formatv(
+        "parallel_min_elements, parallel_dispatch: the runtime's CPU backend "
+        "splits an elementwise loop of at least {0} elements over its {1} "
+        "loop threads (runtime/src/cpu/Parallel.h); waking them, the median "
+        "step from {2} to {0} elements of:",
+        kParallelMinElements, host.loopThreads, kParallelMinElements - 1);
+    for (const KernelSeries &series : kernels->step)
+      line += llvm::formatv(" {0} {1} then {2},", series.what,
+                            microseconds(series.seconds[0]),
+                            microseconds(series.seconds[1]));
+    line.back() = '.';
+    note(line);
+    note(kernels->parallelMinElements > 0
+             ? llvm::formatv("  {0} more per loop from {1} elements; the "
+                             "elementwise fit is of the times without it.",
+                             microseconds(kernels->parallelDispatch),
+                             kernels->parallelMinElements)
+                   .str()
+             : std::string("  no step: none written."));
   }
   note(llvm::formatv("launch_overhead: the larger of the elementwise alpha "
                      "and a metart_nn_binary add of 4 f32 elements ({0}, "

@@ -88,10 +88,10 @@ llvm::Expected<MeasuredProducts>
 metac::calibrate::measureProducts(Session &session, const Plan &plan,
                                   double streamBandwidth) {
   metart_context *c = session.context();
-  KernelSeries shared{"metart_nn_linear [T,N,K] x [M,K] + [M]", {}, {}, {}, {}},
-      perTask{"metart_nn_linear [T,N,K] x [T,M,K] + [T,M]", {}, {}, {}, {}},
-      gradient{"metart_nn_matmul [T,N,M]^T x [T,N,K]", {}, {}, {}, {}},
-      square{"metart_nn_matmul n x n by n x n", {}, {}, {}, {}};
+  KernelSeries shared = named("metart_nn_linear [T,N,K] x [M,K] + [M]"),
+               perTask = named("metart_nn_linear [T,N,K] x [T,M,K] + [T,M]"),
+               gradient = named("metart_nn_matmul [T,N,M]^T x [T,N,K]"),
+               square = named("metart_nn_matmul n x n by n x n");
   // Every product in both types (the series keep the f32 times).
   std::vector<ProductSample> samples;
   auto record = [&](KernelSeries &series, std::string shape,

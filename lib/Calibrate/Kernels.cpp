@@ -82,16 +82,24 @@ llvm::Error timeKernel(Session &session, KernelSeries &series,
   series.bytes.push_back(bytes);
   series.flops.push_back(0);
   series.seconds.push_back(*seconds);
+  series.elements.push_back(elementsOf(result));
   return llvm::Error::success();
 }
 
-/// The fit of `kind` over every sample of its series.
-MeasuredKernel fitKind(llvm::StringRef kind, std::vector<KernelSeries> series) {
+/// The fit of `kind` over every sample of its series, less `dispatch` for
+/// results of at least `parallelElements` elements (0: none).
+MeasuredKernel fitKind(llvm::StringRef kind, std::vector<KernelSeries> series,
+                       int64_t parallelElements = 0, double dispatch = 0) {
   llvm::SmallVector<double> bytes, seconds;
-  for (const KernelSeries &s : series) {
-    bytes.append(s.bytes.begin(), s.bytes.end());
-    seconds.append(s.seconds.begin(), s.seconds.end());
-  }
+  for (const KernelSeries &s : series)
+    for (size_t i = 0; i < s.seconds.size(); ++i) {
+      bytes.push_back(s.bytes[i]);
+      bool parallel =
+          parallelElements > 0 && s.elements[i] >= double(parallelElements);
+      seconds.push_back(
+          parallel ? std::max(s.seconds[i] - dispatch, 0.1 * s.seconds[i])
+                   : s.seconds[i]);
+    }
   MeasuredKernel measured;
   metac::planner::CollectiveFit line =
       fitAlphaBeta(bytes, seconds, &measured.worst);
@@ -104,25 +112,22 @@ MeasuredKernel fitKind(llvm::StringRef kind, std::vector<KernelSeries> series) {
 
 } // namespace
 
-llvm::Expected<std::vector<MeasuredKernel>>
+llvm::Expected<MeasuredKernels>
 metac::calibrate::measureKernels(Session &session, const Plan &plan) {
   metart_context *c = session.context();
   SamplePolicy policy = plan.kernel;
-  KernelSeries add{"metart_nn_binary add", {}, {}, {}, {}},
-      relu{"metart_nn_unary relu", {}, {}, {}, {}},
-      scale{"metart_nn_scale", {}, {}, {}, {}},
-      sumLast{"metart_nn_reduce_sum of [T,N,H] over H", {}, {}, {}, {}},
-      sumTasks{"metart_nn_reduce_sum of [T,N,H] over T", {}, {}, {}, {}},
-      overTasks{"metart_nn_broadcast of [N,H] to [T,N,H]", {}, {}, {}, {}},
-      alongLast{"metart_nn_broadcast of [T,N] to [T,N,H]", {}, {}, {}, {}},
-      swap{"metart_nn_transpose of [T,N,H] to [T,H,N]", {}, {}, {}, {}},
-      copy{"metart_copy_device of [T,N,H]", {}, {}, {}, {}},
-      adam{"metart_increment, then metart_adam_update of 3 h x h weights "
-           "and 3 biases of h",
-           {},
-           {},
-           {},
-           {}};
+  KernelSeries
+      add = named("metart_nn_binary add"),
+      relu = named("metart_nn_unary relu"), scale = named("metart_nn_scale"),
+      sumLast = named("metart_nn_reduce_sum of [T,N,H] over H"),
+      sumTasks = named("metart_nn_reduce_sum of [T,N,H] over T"),
+      overTasks = named("metart_nn_broadcast of [N,H] to [T,N,H]"),
+      alongLast = named("metart_nn_broadcast of [T,N] to [T,N,H]"),
+      swap = named("metart_nn_transpose of [T,N,H] to [T,H,N]"),
+      copy = named("metart_copy_device of [T,N,H]"),
+      adam =
+          named("metart_increment, then metart_adam_update of 3 h x h weights "
+                "and 3 biases of h");
   auto run = [&](KernelSeries &series, llvm::StringRef function,
                  llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> operands,
                  llvm::ArrayRef<int64_t> result, llvm::ArrayRef<int64_t> shape,
@@ -241,14 +246,57 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
     adam.bytes.push_back(7 * parameterBytes);
     adam.flops.push_back(0);
     adam.seconds.push_back(*seconds);
+    adam.elements.push_back(0);
   }
 
-  std::vector<MeasuredKernel> kinds;
-  kinds.push_back(fitKind("elementwise", {add, relu, scale}));
+  MeasuredKernels measured;
+  // The cost of waking the loop threads: each elementwise function just
+  // below the threshold and at it (the same bytes, give or take one
+  // element), the median of the three steps.
+  if (plan.wakesLoopThreads) {
+    std::vector<KernelSeries> step = {named("metart_nn_binary add"),
+                                      named("metart_nn_unary relu"),
+                                      named("metart_nn_scale")};
+    for (int64_t n : {kParallelMinElements - 1, kParallelMinElements}) {
+      llvm::SmallVector<int64_t, 4> flat = {n};
+      if (llvm::Error error =
+              run(step[0], "metart_nn_binary", {flat, flat}, flat, flat,
+                  [&](auto in, const metart_tensor *y) {
+                    return metart_nn_binary(c, METART_ADD, in[0], in[1], y);
+                  }))
+        return std::move(error);
+      if (llvm::Error error = run(step[1], "metart_nn_unary", {flat}, flat,
+                                  flat, [&](auto in, const metart_tensor *y) {
+                                    return metart_nn_unary(c, METART_RELU,
+                                                           in[0], y);
+                                  }))
+        return std::move(error);
+      if (llvm::Error error = run(step[2], "metart_nn_scale", {flat}, flat,
+                                  flat, [&](auto in, const metart_tensor *y) {
+                                    return metart_nn_scale(c, in[0], 0.5, y);
+                                  }))
+        return std::move(error);
+    }
+    llvm::SmallVector<double> steps;
+    for (const KernelSeries &s : step)
+      steps.push_back(s.seconds[1] - s.seconds[0]);
+    double dispatch = median(steps);
+    // A step within the noise of a serial loop is no step.
+    if (dispatch > std::max(0.05e-6, 0.1 * step[0].seconds[0])) {
+      measured.parallelMinElements = kParallelMinElements;
+      measured.parallelDispatch = dispatch;
+    }
+    measured.step = std::move(step);
+  }
+
+  std::vector<MeasuredKernel> &kinds = measured.kinds;
+  kinds.push_back(fitKind("elementwise", {add, relu, scale},
+                          measured.parallelMinElements,
+                          measured.parallelDispatch));
   kinds.push_back(fitKind("reduce", {sumLast, sumTasks}));
   kinds.push_back(fitKind("broadcast", {overTasks, alongLast}));
   kinds.push_back(fitKind("transpose", {swap}));
   kinds.push_back(fitKind("copy", {copy}));
   kinds.push_back(fitKind("optimizer", {adam}));
-  return kinds;
+  return measured;
 }

@@ -19,6 +19,12 @@
 
 namespace metac::calibrate {
 
+/// Where the runtime's CPU backend splits an elementwise loop over its
+/// threads (runtime/src/cpu/Parallel.h: parallelFor splits loops of at
+/// least twice kElementGrain, 8192 elements). The calibration checks it:
+/// without a step in time there, it writes no threshold.
+constexpr int64_t kParallelMinElements = 2 * 8192;
+
 /// The sizes and sample counts of one calibration.
 struct Plan {
   /// m = n = k of the square products.
@@ -36,9 +42,14 @@ struct Plan {
   /// Payload bytes per rank of the collectives.
   std::vector<double> messageBytes;
   SamplePolicy compute, product, kernel, tiny, collective;
+  /// Whether the runtime has loop threads to wake (a CPU rank with a core
+  /// to spare): then the cost of waking them is measured.
+  bool wakesLoopThreads = false;
 };
 
-Plan planFor(bool quick, bool cuda);
+/// The plan of a calibration; `loopThreads` are the runtime's loop threads
+/// per rank.
+Plan planFor(bool quick, bool cuda, int64_t loopThreads);
 
 /// The times of one runtime function over the sizes of a plan.
 struct KernelSeries {
@@ -49,7 +60,16 @@ struct KernelSeries {
   /// per call.
   std::vector<std::string> shapes;
   std::vector<double> bytes, flops, seconds;
+  /// Elements of the result per size (kinds but products).
+  std::vector<double> elements;
 };
+
+/// An empty series of `what`.
+inline KernelSeries named(llvm::StringRef what) {
+  KernelSeries series;
+  series.what = what.str();
+  return series;
+}
 
 /// A fitted kind of kernel and the times it was fitted to.
 struct MeasuredKernel {
@@ -59,10 +79,22 @@ struct MeasuredKernel {
   std::vector<KernelSeries> series;
 };
 
-/// alpha + bytes / beta of every kind of kernel but products, in the order
-/// elementwise, reduce, broadcast, transpose, copy, optimizer.
-llvm::Expected<std::vector<MeasuredKernel>> measureKernels(Session &session,
-                                                           const Plan &plan);
+/// Every kind of kernel but products, and the cost of waking the runtime's
+/// loop threads.
+struct MeasuredKernels {
+  /// alpha + bytes / beta of elementwise, reduce, broadcast, transpose,
+  /// copy and optimizer, in this order.
+  std::vector<MeasuredKernel> kinds;
+  /// Elementwise loops of at least `parallelMinElements` elements run on
+  /// the loop threads, which costs `parallelDispatch` seconds more (0:
+  /// never); the elementwise fit is of the times without it.
+  int64_t parallelMinElements = 0;
+  double parallelDispatch = 0;
+  /// The elementwise functions timed just below and at the threshold.
+  std::vector<KernelSeries> step;
+};
+llvm::Expected<MeasuredKernels> measureKernels(Session &session,
+                                               const Plan &plan);
 
 /// The products: the GEMM table (FLOPs -> rate, f32 and f64, ascending)
 /// from batched and square products, and the product kind's fit (alpha:

@@ -3,11 +3,12 @@
 // `metac calibrate` (docs/planning.md): every rank of the job measures,
 // through the runtime's own C API and all at once, what the cost model
 // needs of a device (matrix-product rates by size at the shapes metac's
-// programs have, α and β of each kind of kernel, memory bandwidth, the
-// floor of a runtime call) and of the links between them (each
-// collective's bus bandwidth per size and its α–β fit, per group size), so
-// the figures are those compiled code gets, ranks sharing cores included.
-// The result is a cluster description of one node with a device per rank.
+// programs have, α and β of each kind of kernel, the cost of waking the
+// runtime's loop threads, memory bandwidth, the floor of a runtime call)
+// and of the links between them (each collective's bus bandwidth per size
+// and its α–β fit, per group size), so the figures are those compiled code
+// gets, ranks sharing cores included. The result is a cluster description
+// of one node with a device per rank.
 //
 //===----------------------------------------------------------------------===//
 
