@@ -7,8 +7,8 @@
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Dialect/NN/IR/NNDialect.h"
 #include "metac/Partition/Passes.h"
-#include "metac/Planner/Passes.h"
 #include "metac/Pipelines/Pipelines.h"
+#include "metac/Planner/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -252,8 +252,8 @@ typedef struct metart_program_desc {
    *  each applies when the run's options leave it unset. */
   int64_t checkpoint_every;
   const char *checkpoint_dir;
-  int32_t guarded;      /* as in metart_program */
-  int32_t on_nonfinite; /* metart_nonfinite */
+  int32_t guarded;            /* as in metart_program */
+  int32_t on_nonfinite;       /* metart_nonfinite */
   double flops_per_iteration; /* as in metart_program */
 } metart_program_desc;
 
