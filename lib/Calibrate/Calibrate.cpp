@@ -240,14 +240,19 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                                 n, n == 1 ? "" : "s", host.onlineCores)
                       .str();
     device.memoryBytes = host.memoryBytes / uint64_t(n);
-    // A rank's short calls run at full speed inside its time slice: what
-    // they measure is not the share of a core it gets over a step.
+    // The cores each rank gets when every rank computes.
     if (n > host.onlineCores)
       device.processorShare = double(host.onlineCores) / double(n);
   }
   if (device.memoryBytes == 0)
     return llvm::createStringError("cannot read the memory of the device");
 
+  // With more ranks than cores, compute is measured on as many ranks as
+  // there are cores while the others sleep: a rank's figures at full speed
+  // with every core busy. The cost model shares the cores among the ranks
+  // computing at each moment (processor_share).
+  if (!options.cuda && n > host.onlineCores)
+    session.setActiveRanks(host.onlineCores);
   say("memory bandwidth");
   llvm::Expected<double> bandwidth = measureBandwidth(session, plan);
   if (!bandwidth)
@@ -287,6 +292,15 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   if (!floor)
     return floor.takeError();
   device.launchOverhead = std::max(*floor, elementwise.fit.alpha);
+  if (!options.cuda && n > host.onlineCores) {
+    say("ranks waiting beside ranks computing");
+    llvm::Expected<double> waiting =
+        measureWaitingShare(session, plan, host.onlineCores);
+    if (!waiting)
+      return waiting.takeError();
+    device.waitingShare = *waiting;
+  }
+  session.setActiveRanks(n);
   if (n > 1)
     say(llvm::formatv("collectives over {0} ranks, {1} to {2} per rank", n,
                       bytesText(plan.messageBytes.front()),
@@ -330,10 +344,20 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   if (!options.cuda && n > host.onlineCores)
     note(llvm::formatv(
         "More ranks than cores: the ranks share the cores ({0} ranks on {1}). "
-        "Short calls run at full speed inside a rank's time slice, so their "
-        "figures are a rank's alone; processor_share ({1}/{0}) says what "
-        "share of a core each rank gets over a step.",
+        "Compute (kernels, products, bandwidth, launch) is measured on {1} "
+        "ranks at once while the others sleep: a rank's figures at full "
+        "speed with every core busy. processor_share ({1}/{0}) tells the "
+        "cost model to share the cores among the ranks computing at each "
+        "moment (a rank waiting in a pipeline's bubble lends its share). "
+        "Collectives are measured with every rank.",
         n, host.onlineCores));
+  if (!options.cuda && n > host.onlineCores)
+    note(llvm::formatv(
+        "waiting_share: {0} ranks multiply 256 x 256 matrices back to back "
+        "while the other {1} sleep, then while they wait in a barrier "
+        "(polling, as a rank waiting for a message does); waiting_share = "
+        "(the second time / the first - 1) x {0} / {1}, in [0, 1].",
+        host.onlineCores, n - host.onlineCores));
   note("Every figure is measured through metart's C API with all ranks "
        "running at once; a time is the slowest rank's median of samples, "
        "each started by a barrier (a compute sample also ends when every "
@@ -361,7 +385,8 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                      plan.streamElements));
   note(llvm::formatv(
       "kernels: time = alpha + bytes / beta per call of a kind, bytes being "
-      "every operand and result (as the cost model counts them), least "
+      "every operand and result (as the cost model counts them; operands "
+      "hold varied values in [-1, 1), as data does), least "
       "squares on relative residuals over f32 tensors [T, N, H] in {0}; "
       "each time the median of {1} samples of {2:f0} ms.",
       llvm::join(llvm::map_range(plan.kernelShapes,
@@ -371,7 +396,13 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                  ", "),
       plan.kernel.samples, plan.kernel.sampleSeconds * 1e3));
   note("  elementwise: metart_nn_binary add, metart_nn_unary relu and "
-       "metart_nn_scale together; reduce: metart_nn_reduce_sum over the "
+       "metart_nn_scale together; transcendental: metart_nn_unary exp (a few "
+       "ns of arithmetic per element); erf: metart_nn_unary erf, gelu and "
+       "tanh (libm's scalar functions: ten times longer); window: "
+       "metart_nn_max_pool2d and metart_nn_max_pool2d_backward, 2 x 2 "
+       "windows of stride 2 over [T, N, S, S] images (S 8, 14 or 28 as H "
+       "grows), their values as after a ReLU; reduce: "
+       "metart_nn_reduce_sum over the "
        "last and over the first (task) dimension; broadcast: "
        "metart_nn_broadcast along the first and along the last dimension; "
        "transpose: metart_nn_transpose of the last two dimensions; copy: "
@@ -399,10 +430,13 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                  ", "),
       sizes(plan.gemmSizes), plan.product.samples,
       plan.product.sampleSeconds * 1e3, plan.compute.sampleSeconds * 1e3));
-  note("gemm: rate = flops / (time - the product's alpha), flops = 2 T N K "
-       "M (+ T N M for the bias) or 2n^3; products within 25% of each "
-       "other's FLOPs make one entry (their FLOPs over their compute time, "
-       "at their geometric mean); peak_flops is the best of these rates.");
+  note("gemm: by the FLOPs of one BLAS call (the runtime makes one per "
+       "task of a per-task weight and one per batch entry of a matmul: T of "
+       "2 N K M, one of 2 T N K M (+ T N M for the bias) for a shared "
+       "weight, one of 2n^3 for a square), rate = those FLOPs / ((time - the "
+       "product's alpha) / calls); calls within 25% of each other's FLOPs "
+       "make one entry (their FLOPs over their compute time, at their "
+       "geometric mean); peak_flops is the best of these rates.");
   for (const MeasuredKernel *k : measured) {
     note(llvm::formatv(
         "  {0}: alpha {1:f2} us, beta {2:f2} GB/s, worst "

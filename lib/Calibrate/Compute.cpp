@@ -7,10 +7,11 @@
 // scratch memory as compiled code does. The per-call part of a product
 // (alpha: dispatch, allocation, BLAS set-up) is fitted over all of them
 // (operands taken in turn from copies, as for the other kernels),
-// and the GEMM table's rate is what remains: flops / (time - alpha), by
-// FLOPs, shapes of similar FLOPs merged. Also: the bandwidth of a large
-// elementwise op (the roofline's memory side) and the time of a runtime
-// call that does nearly nothing (the floor of every op).
+// and the GEMM table's rate is what remains: flops / (time - alpha) by the
+// FLOPs of one BLAS call (a per-task weight or a batched matmul makes one
+// call per task or batch entry), calls of similar FLOPs merged. Also: the
+// bandwidth of a large elementwise op (the roofline's memory side) and the time
+// of a runtime call that does nearly nothing (the floor of every op).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +30,11 @@ using metac::planner::GemmRate;
 
 namespace {
 
-/// One product call measured in both element types.
+/// One product call measured in both element types: `gemms` BLAS calls
+/// of `flops / gemms` each (the runtime makes one per task of a per-task
+/// weight and one per batch entry of a matmul).
 struct ProductSample {
-  double flops = 0, bytes = 0, f32 = 0, f64 = 0;
+  double flops = 0, bytes = 0, f32 = 0, f64 = 0, gemms = 1;
 };
 
 /// Times `kernel` (a product of `flops` writing a `resultShape` result
@@ -39,13 +42,14 @@ struct ProductSample {
 /// 0.5, in operandCopies() copies that the calls take in turn.
 llvm::Expected<ProductSample> timeProduct(
     Session &session, llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> shapes,
-    llvm::ArrayRef<int64_t> resultShape, double flops,
+    llvm::ArrayRef<int64_t> resultShape, double flops, double gemms,
     llvm::function_ref<metart_status(llvm::ArrayRef<const metart_tensor *>,
                                      const metart_tensor *)>
         kernel,
     llvm::StringRef what, SamplePolicy policy) {
   ProductSample sample;
   sample.flops = flops;
+  sample.gemms = gemms;
   // The f32 bytes (f64 moves twice as many).
   auto elementsOf = [](llvm::ArrayRef<int64_t> shape) {
     double elements = 1;
@@ -111,18 +115,19 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
     double flops = 2.0 * double(t * n * k * m) + double(t * n * m);
     std::string text = llvm::formatv("T={0} N={1} K={2} M={3}", t, n, k, m);
     llvm::Expected<ProductSample> s =
-        timeProduct(session, {{t, n, k}, {m, k}, {m}}, {t, n, m}, flops, linear,
-                    "metart_nn_linear", plan.product);
+        timeProduct(session, {{t, n, k}, {m, k}, {m}}, {t, n, m}, flops, 1,
+                    linear, "metart_nn_linear", plan.product);
     if (!s)
       return s.takeError();
     record(shared, text, *s);
     s = timeProduct(session, {{t, n, k}, {t, m, k}, {t, m}}, {t, n, m}, flops,
-                    linear, "metart_nn_linear", plan.product);
+                    double(t), linear, "metart_nn_linear", plan.product);
     if (!s)
       return s.takeError();
     record(perTask, text, *s);
     s = timeProduct(
         session, {{t, n, m}, {t, n, k}}, {t, m, k}, 2.0 * double(t * n * k * m),
+        double(t),
         [&](llvm::ArrayRef<const metart_tensor *> in, const metart_tensor *y) {
           return metart_nn_matmul(c, in[0], in[1], 1, 0, y);
         },
@@ -133,7 +138,7 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
   }
   for (int64_t n : plan.gemmSizes) {
     llvm::Expected<ProductSample> s = timeProduct(
-        session, {{n, n}, {n, n}}, {n, n}, 2.0 * double(n * n * n),
+        session, {{n, n}, {n, n}}, {n, n}, 2.0 * double(n * n * n), 1,
         [&](llvm::ArrayRef<const metart_tensor *> in, const metart_tensor *y) {
           return metart_nn_matmul(c, in[0], in[1], 0, 0, y);
         },
@@ -163,13 +168,19 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
     beta = std::max(
         {beta, s.bytes / (s.f32 - alpha), 2 * s.bytes / (s.f64 - alpha)});
 
-  // The table: each product's rate once the per-call part is taken away;
-  // products within 25% of each other's FLOPs are one entry (their total
+  // The table, by the FLOPs of one BLAS call: each product's rate once
+  // the per-call part is taken away, its time shared among its GEMMs;
+  // GEMMs within 25% of each other's FLOPs are one entry (their total
   // FLOPs over their total compute time, at their geometric mean).
-  std::vector<ProductSample> sorted = samples;
-  llvm::sort(sorted, [](const ProductSample &a, const ProductSample &b) {
-    return a.flops < b.flops;
-  });
+  struct Gemm {
+    double flops, f32, f64;
+  };
+  std::vector<Gemm> sorted;
+  for (const ProductSample &s : samples)
+    sorted.push_back({s.flops / s.gemms, (s.f32 - alpha) / s.gemms,
+                      (s.f64 - alpha) / s.gemms});
+  llvm::sort(sorted,
+             [](const Gemm &a, const Gemm &b) { return a.flops < b.flops; });
   MeasuredProducts result;
   for (size_t i = 0; i < sorted.size();) {
     size_t end = i;
@@ -178,8 +189,8 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
          ++end) {
       logSum += std::log(sorted[end].flops);
       total += sorted[end].flops;
-      f32 += sorted[end].f32 - alpha;
-      f64 += sorted[end].f64 - alpha;
+      f32 += sorted[end].f32;
+      f64 += sorted[end].f64;
     }
     GemmRate rate;
     rate.flops = std::exp(logSum / double(end - i));
@@ -238,4 +249,44 @@ llvm::Expected<double> metac::calibrate::measureBandwidth(Session &session,
 llvm::Expected<double>
 metac::calibrate::measureLaunchOverhead(Session &session, const Plan &plan) {
   return timeAdd(session, 4, plan.tiny);
+}
+
+llvm::Expected<double> metac::calibrate::measureWaitingShare(Session &session,
+                                                             const Plan &plan,
+                                                             int64_t cores) {
+  int64_t n = session.size();
+  if (n <= cores)
+    return 0.0;
+  metart_context *c = session.context();
+  llvm::Expected<DeviceTensor &> a = session.tensor(METART_F32, {256, 256}, 1);
+  if (!a)
+    return a.takeError();
+  llvm::Expected<DeviceTensor &> b = session.tensor(METART_F32, {256, 256}, 1);
+  if (!b)
+    return b.takeError();
+  // Back to back, each sample ending when every rank is done.
+  SamplePolicy policy = plan.compute;
+  policy.idleGap = 0;
+  policy.untilAllDone = true;
+  auto product = [&](bool othersPoll) -> llvm::Expected<double> {
+    session.setActiveRanks(cores, othersPoll);
+    return session.slowestCompiledTime(
+        METART_F32, {256, 256},
+        [&](const metart_tensor *y) {
+          return metart_nn_matmul(c, a->get(), b->get(), 0, 0, y);
+        },
+        "metart_nn_matmul", policy);
+  };
+  llvm::Expected<double> alone = product(false);
+  if (!alone)
+    return alone.takeError();
+  llvm::Expected<double> polled = product(true);
+  session.setActiveRanks(cores);
+  session.releaseTensors();
+  if (!polled)
+    return polled.takeError();
+  // cores computing and w (n - cores) polling share the cores: the
+  // products take (cores + w (n - cores)) / cores times as long.
+  double w = (*polled / *alone - 1) * double(cores) / double(n - cores);
+  return std::clamp(w, 0.0, 1.0);
 }

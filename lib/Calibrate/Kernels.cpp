@@ -20,6 +20,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+
 using namespace metac::calibrate;
 
 namespace {
@@ -46,7 +48,8 @@ double elementsOf(llvm::ArrayRef<int64_t> shape) {
   return elements;
 }
 
-/// Times a kernel of f32 `operands` (filled with 0.5, in operandCopies()
+/// Times a kernel of f32 `operands` (varied values, `rectified` as after a
+/// ReLU, in operandCopies()
 /// copies that the calls take in turn) writing a `result`-shaped tensor
 /// from scratch memory, and adds the time to `series` under `shape`.
 llvm::Error timeKernel(Session &session, KernelSeries &series,
@@ -54,7 +57,7 @@ llvm::Error timeKernel(Session &session, KernelSeries &series,
                        llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> operands,
                        llvm::ArrayRef<int64_t> result,
                        llvm::ArrayRef<int64_t> shape, Kernel kernel,
-                       SamplePolicy policy) {
+                       SamplePolicy policy, bool rectified = false) {
   double bytes = kF32 * elementsOf(result);
   for (llvm::ArrayRef<int64_t> o : operands)
     bytes += kF32 * elementsOf(o);
@@ -62,7 +65,7 @@ llvm::Error timeKernel(Session &session, KernelSeries &series,
       operandCopies(bytes));
   for (llvm::SmallVector<const metart_tensor *, 3> &set : sets)
     for (llvm::ArrayRef<int64_t> o : operands) {
-      llvm::Expected<DeviceTensor &> t = session.tensor(METART_F32, o, 0.5);
+      llvm::Expected<DeviceTensor &> t = session.variedTensor(o, rectified);
       if (!t)
         return t.takeError();
       set.push_back(t->get());
@@ -106,6 +109,29 @@ MeasuredKernel fitKind(llvm::StringRef kind, std::vector<KernelSeries> series,
   measured.fit.kind = kind.str();
   measured.fit.alpha = line.alpha;
   measured.fit.beta = line.beta;
+  // The measured calls themselves, for the cost model to interpolate:
+  // calls within 25% of each other's bytes are one entry (their geometric
+  // mean; their total time over their total bytes at it).
+  std::vector<std::pair<double, double>> calls;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    calls.push_back({bytes[i], seconds[i]});
+  llvm::sort(calls);
+  for (size_t i = 0; i < calls.size();) {
+    size_t end = i;
+    double logSum = 0, totalBytes = 0, totalSeconds = 0;
+    for (; end < calls.size() && calls[end].first < 1.25 * calls[i].first;
+         ++end) {
+      logSum += std::log(calls[end].first);
+      totalBytes += calls[end].first;
+      totalSeconds += calls[end].second;
+    }
+    double at = std::exp(logSum / double(end - i));
+    if (!measured.fit.bytes.empty())
+      at = std::max(at, std::nextafter(measured.fit.bytes.back(), HUGE_VAL));
+    measured.fit.bytes.push_back(at);
+    measured.fit.seconds.push_back(totalSeconds / totalBytes * at);
+    i = end;
+  }
   measured.series = std::move(series);
   return measured;
 }
@@ -119,6 +145,10 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
   KernelSeries
       add = named("metart_nn_binary add"),
       relu = named("metart_nn_unary relu"), scale = named("metart_nn_scale"),
+      exp = named("metart_nn_unary exp"), tanh = named("metart_nn_unary tanh"),
+      erf = named("metart_nn_unary erf"), gelu = named("metart_nn_unary gelu"),
+      pool = named("metart_nn_max_pool2d 2x2 of [T,N,S,S]"),
+      poolBackward = named("metart_nn_max_pool2d_backward 2x2 of [T,N,S,S]"),
       sumLast = named("metart_nn_reduce_sum of [T,N,H] over H"),
       sumTasks = named("metart_nn_reduce_sum of [T,N,H] over T"),
       overTasks = named("metart_nn_broadcast of [N,H] to [T,N,H]"),
@@ -131,9 +161,9 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
   auto run = [&](KernelSeries &series, llvm::StringRef function,
                  llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> operands,
                  llvm::ArrayRef<int64_t> result, llvm::ArrayRef<int64_t> shape,
-                 Kernel kernel) {
+                 Kernel kernel, bool rectified = false) {
     return timeKernel(session, series, function, operands, result, shape,
-                      kernel, policy);
+                      kernel, policy, rectified);
   };
   for (const std::array<int64_t, 3> &shape : plan.kernelShapes) {
     auto [t, n, h] = shape;
@@ -151,6 +181,15 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
                                                          y);
                                 }))
       return std::move(error);
+    for (auto [series, op] :
+         {std::pair{&exp, METART_EXP}, std::pair{&tanh, METART_TANH},
+          std::pair{&erf, METART_ERF}, std::pair{&gelu, METART_GELU}})
+      if (llvm::Error error =
+              run(*series, "metart_nn_unary", {whole}, whole, whole,
+                  [&, op = op](auto in, const metart_tensor *y) {
+                    return metart_nn_unary(c, op, in[0], y);
+                  }))
+        return std::move(error);
     if (llvm::Error error = run(scale, "metart_nn_scale", {whole}, whole, whole,
                                 [&](auto in, const metart_tensor *y) {
                                   return metart_nn_scale(c, in[0], 0.5, y);
@@ -192,6 +231,34 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
                                   return metart_copy_device(c, y->data,
                                                             in[0]->data, bytes);
                                 }))
+      return std::move(error);
+  }
+
+  // Pooling windows (2 x 2, stride 2) over images of a task dimension,
+  // forward and backward (the input, its result's cotangent in, the
+  // input's cotangent out).
+  const int64_t window[] = {2, 2}, noPadding[] = {0, 0};
+  for (const std::array<int64_t, 3> &shape : plan.kernelShapes) {
+    auto [t, n, h] = shape;
+    int64_t side = h >= 256 ? 28 : h >= 40 ? 14 : 8;
+    llvm::SmallVector<int64_t, 4> image = {t, n, side, side},
+                                  pooled = {t, n, side / 2, side / 2};
+    if (llvm::Error error = run(
+            pool, "metart_nn_max_pool2d", {image}, pooled, image,
+            [&](auto in, const metart_tensor *y) {
+              return metart_nn_max_pool2d(c, in[0], window, window, noPadding,
+                                          y);
+            },
+            /*rectified=*/true))
+      return std::move(error);
+    if (llvm::Error error = run(
+            poolBackward, "metart_nn_max_pool2d_backward", {image, pooled},
+            image, image,
+            [&](auto in, const metart_tensor *y) {
+              return metart_nn_max_pool2d_backward(c, in[0], in[1], window,
+                                                   window, noPadding, y);
+            },
+            /*rectified=*/true))
       return std::move(error);
   }
 
@@ -293,7 +360,13 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
   kinds.push_back(fitKind("elementwise", {add, relu, scale},
                           measured.parallelMinElements,
                           measured.parallelDispatch));
+  kinds.push_back(fitKind("transcendental", {exp}, measured.parallelMinElements,
+                          measured.parallelDispatch));
+  kinds.push_back(fitKind("erf", {erf, gelu, tanh},
+                          measured.parallelMinElements,
+                          measured.parallelDispatch));
   kinds.push_back(fitKind("reduce", {sumLast, sumTasks}));
+  kinds.push_back(fitKind("window", {pool, poolBackward}));
   kinds.push_back(fitKind("broadcast", {overTasks, alongLast}));
   kinds.push_back(fitKind("transpose", {swap}));
   kinds.push_back(fitKind("copy", {copy}));

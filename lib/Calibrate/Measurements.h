@@ -111,6 +111,12 @@ measureProducts(Session &session, const Plan &plan, double streamBandwidth);
 llvm::Expected<double> measureBandwidth(Session &session, const Plan &plan);
 
 /// Seconds per metart_nn_binary call on 4 elements (result from scratch).
+/// With more ranks than cores: the share of a core that a rank waiting for
+/// a message takes from the ranks computing (0: it sleeps; 1: it polls as
+/// hard as they compute), from `cores` ranks multiplying matrices while
+/// the others sleep and while they wait in a barrier.
+llvm::Expected<double> measureWaitingShare(Session &session, const Plan &plan,
+                                           int64_t cores);
 llvm::Expected<double> measureLaunchOverhead(Session &session,
                                              const Plan &plan);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 using namespace metac::calibrate;
 
@@ -134,6 +135,29 @@ llvm::Expected<DeviceTensor &> Session::tensor(metart_dtype dtype,
   return t;
 }
 
+llvm::Expected<DeviceTensor &>
+Session::variedTensor(llvm::ArrayRef<int64_t> shape, bool rectified) {
+  llvm::Expected<DeviceTensor &> t = tensor(METART_F32, shape, 0);
+  if (!t)
+    return t.takeError();
+  std::vector<float> values(static_cast<size_t>(t->bytes() / sizeof(float)));
+  // Each tensor its own sequence: a branch predictor must not learn the
+  // data from one call to the next.
+  uint64_t state = 0x9E3779B97F4A7C15ull * ++variedTensors;
+  for (float &v : values) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = float(double(state >> 40) / double(1ull << 24) * 2.0 - 1.0);
+    if (rectified)
+      v = std::max(v, 0.0f);
+  }
+  if (llvm::Error error =
+          check(metart_copy_to_device(ctx, t->tensor.data, values.data(),
+                                      values.size() * 4),
+                "metart_copy_to_device"))
+    return std::move(error);
+  return *t;
+}
+
 void Session::releaseTensors() {
   for (DeviceTensor &t : tensors)
     if (t.tensor.data)
@@ -144,7 +168,21 @@ void Session::releaseTensors() {
 llvm::Expected<double> Session::time(llvm::function_ref<metart_status()> call,
                                      llvm::StringRef what,
                                      SamplePolicy policy) {
+  bool idle = worldRank >= activeRanks;
+  // What the active ranks take per call, once the pilot has said.
+  double expected = 0;
   auto timed = [&](int64_t calls) -> llvm::Expected<double> {
+    if (idle) {
+      // Asleep, not polling in a barrier: the cores are the active ranks'.
+      if (!idleRanksPoll)
+        std::this_thread::sleep_for(std::chrono::duration<double>(
+            0.95 * double(calls) * (expected + policy.idleGap)));
+      if (policy.untilAllDone)
+        if (llvm::Error error =
+                check(metart_barrier(ctx, kWorld), "metart_barrier"))
+          return std::move(error);
+      return 0.0;
+    }
     double start = now(), alone = 0;
     for (int64_t i = 0; i < calls; ++i) {
       double begin = now();
@@ -179,6 +217,7 @@ llvm::Expected<double> Session::time(llvm::function_ref<metart_status()> call,
   llvm::Expected<double> slowest = maxOverRanks(*pilot);
   if (!slowest)
     return slowest.takeError();
+  expected = *slowest;
   int64_t calls = static_cast<int64_t>(
       std::clamp(std::ceil(policy.sampleSeconds /
                            std::max(*slowest + policy.idleGap, 1e-9)),

@@ -23,6 +23,7 @@
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <memory>
 
@@ -68,6 +69,16 @@ public:
   metart_context *context() const { return ctx; }
   int64_t rank() const { return worldRank; }
   int64_t size() const { return worldSize; }
+  /// Only ranks below `count` run the timed calls (time() returns 0 on the
+  /// others, which sleep through the samples instead of waiting in a
+  /// barrier, or with `othersPoll` wait in the barrier as a rank waiting
+  /// for a message does): with more ranks than cores, a kernel is then
+  /// measured at a rank's full speed with every core busy. Default: every
+  /// rank.
+  void setActiveRanks(int64_t count, bool othersPoll = false) {
+    activeRanks = count;
+    idleRanksPoll = othersPoll;
+  }
 
   /// Lays the world out as `mesh` (task, data, tensor, pipeline).
   llvm::Error attach(const std::array<int64_t, 4> &mesh);
@@ -79,6 +90,12 @@ public:
   /// A tensor of `shape` filled with `value`, freed by releaseTensors.
   llvm::Expected<DeviceTensor &>
   tensor(metart_dtype dtype, llvm::ArrayRef<int64_t> shape, double value = 1);
+  /// An f32 tensor of `shape` holding varied values in [-1, 1) (a fixed
+  /// pseudo-random sequence), or, `rectified`, those values' max(0, v) (as
+  /// after a ReLU): kernels that branch on their data (pooling's maxima,
+  /// the ranges of exp or erf) run as they do on real data.
+  llvm::Expected<DeviceTensor &> variedTensor(llvm::ArrayRef<int64_t> shape,
+                                              bool rectified = false);
   void releaseTensors();
 
   /// Seconds per call of `call`: after a warm-up call and an agreed number
@@ -110,6 +127,10 @@ private:
   /// Where maxOverRanks reduces (kept by releaseTensors).
   DeviceTensor scalar;
   std::deque<DeviceTensor> tensors;
+  /// Tensors variedTensor has filled (each gets its own sequence).
+  uint64_t variedTensors = 0;
+  int64_t activeRanks = INT64_MAX;
+  bool idleRanksPoll = false;
 };
 
 /// How many copies of a call's operands (`bytes` in all) the measurements

@@ -17,6 +17,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLTraits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -135,22 +136,41 @@ template <> struct MappingTraits<KernelFit> {
     io.mapRequired("kind", k.kind);
     io.mapRequired("alpha", k.alpha);
     io.mapRequired("beta", k.beta);
+    io.mapOptional("bytes", k.bytes);
+    io.mapOptional("seconds", k.seconds);
   }
   static std::string validate(IO &io, KernelFit &k) {
     if (failedAlready(io))
       return "";
-    static const char *const kinds[] = {"elementwise", "reduce", "broadcast",
-                                        "transpose",   "copy",   "product",
-                                        "optimizer"};
+    static const char *const kinds[] = {
+        "elementwise", "transcendental", "erf",  "window",  "reduce",
+        "broadcast",   "transpose",      "copy", "product", "optimizer"};
     if (!llvm::is_contained(kinds, k.kind))
-      return "kernels: 'kind' must be elementwise, reduce, broadcast, "
-             "transpose, copy, product or optimizer, got '" +
+      return "kernels: 'kind' must be elementwise, transcendental, erf, "
+             "window, "
+             "reduce, "
+             "broadcast, transpose, copy, product or optimizer, "
+             "got '" +
              k.kind + "'";
     std::string what = "kernels '" + k.kind + "'";
     if (!positive(k.alpha, true))
       return mustBe(what, "alpha", k.alpha, true);
     if (!positive(k.beta))
       return mustBe(what, "beta", k.beta);
+    if (k.bytes.size() != k.seconds.size())
+      return what + ": 'bytes' and 'seconds' must have as many entries (" +
+             std::to_string(k.bytes.size()) + " and " +
+             std::to_string(k.seconds.size()) + ")";
+    for (size_t i = 0; i < k.bytes.size(); ++i) {
+      if (!positive(k.bytes[i]))
+        return mustBe(what, "bytes", k.bytes[i]);
+      if (!positive(k.seconds[i]))
+        return mustBe(what, "seconds", k.seconds[i]);
+      if (i > 0 && !(k.bytes[i] > k.bytes[i - 1]))
+        return what + ": 'bytes' must increase, got " +
+               std::to_string(k.bytes[i]) + " after " +
+               std::to_string(k.bytes[i - 1]);
+    }
     return "";
   }
   static const bool flow = true;
@@ -179,6 +199,7 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
     io.mapOptional("parallel_dispatch", d.parallelDispatch, 0.0);
     io.mapOptional("processor_share", d.processorShare, 1.0);
+    io.mapOptional("waiting_share", d.waitingShare, 1.0);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -194,6 +215,9 @@ template <> struct MappingTraits<DeviceDescription> {
     if (d.parallelMinElements < 0)
       return "device: 'parallel_min_elements' must be >= 0, got " +
              std::to_string(d.parallelMinElements);
+    if (!(d.waitingShare >= 0 && d.waitingShare <= 1))
+      return "device: 'waiting_share' must be in [0, 1], got " +
+             std::to_string(d.waitingShare);
     if (!(d.processorShare > 0 && d.processorShare <= 1))
       return "device: 'processor_share' must be in (0, 1], got " +
              std::to_string(d.processorShare);
@@ -357,6 +381,19 @@ template <> struct MappingTraits<ClusterDescription> {
 
 } // namespace llvm::yaml
 
+double KernelFit::secondsFor(double callBytes) const {
+  double line = alpha + callBytes / beta;
+  if (bytes.empty() || callBytes <= bytes.front())
+    return bytes.empty() ? line : std::min(line, seconds.front());
+  if (callBytes >= bytes.back())
+    return seconds.back() * callBytes / bytes.back();
+  size_t hi =
+      std::upper_bound(bytes.begin(), bytes.end(), callBytes) - bytes.begin();
+  size_t lo = hi - 1;
+  double t = std::log(callBytes / bytes[lo]) / std::log(bytes[hi] / bytes[lo]);
+  return std::exp(std::log(seconds[lo]) * (1 - t) + std::log(seconds[hi]) * t);
+}
+
 const KernelFit *DeviceDescription::kernel(llvm::StringRef kind) const {
   for (const KernelFit &k : kernelFits)
     if (k.kind == kind)
@@ -472,14 +509,19 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
                         large.rate.f32 / 1e9, large.flops);
   }
   if (d.processorShare < 1)
-    os << llvm::formatv("  each device gets {0:f2} of a processor\n",
-                        d.processorShare);
+    os << llvm::formatv("  each device gets {0:f2} of a processor; a waiting "
+                        "one takes {1:f2} of a computing one's share\n",
+                        d.processorShare, d.waitingShare);
   if (d.parallelMinElements > 0)
     os << llvm::formatv("  parallel loops from {0} elements: {1:f2} us more\n",
                         d.parallelMinElements, d.parallelDispatch * 1e6);
   for (const KernelFit &k : d.kernelFits)
-    os << llvm::formatv("  kernel {0}: alpha {1:f2} us, beta {2:f2} GB/s\n",
-                        k.kind, k.alpha * 1e6, k.beta / 1e9);
+    os << llvm::formatv("  kernel {0}: alpha {1:f2} us, beta {2:f2} GB/s{3}\n",
+                        k.kind, k.alpha * 1e6, k.beta / 1e9,
+                        k.bytes.empty()
+                            ? std::string()
+                            : ", " + std::to_string(k.bytes.size()) +
+                                  " measured sizes");
   for (const CollectiveFit &f : c.collectiveFits)
     os << llvm::formatv("  fitted {0} over {1} ({2}): alpha {3:f2} us, beta "
                         "{4:f2} GB/s\n",

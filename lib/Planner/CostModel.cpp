@@ -125,57 +125,124 @@ ScratchUse metac::planner::replayScratch(func::FuncOp function) {
 
 namespace {
 
-/// The rate of `op`'s arithmetic on `device`: the calibrated GEMM table
-/// for products (interpolated in log-log by the call's FLOPs), else the
-/// peak of its element type.
-double rateOf(Operation *op, double flops, const DeviceDescription &device) {
-  Type element;
+/// The element type of `op`'s first result, if a tensor.
+Type elementTypeOf(Operation *op) {
   if (op->getNumResults())
     if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
-      element = t.getElementType();
-  const PeakFlops &peak = device.peakFlops;
-  auto pick = [&](const PeakFlops &p) {
-    double r = p.f32;
-    if (element && element.isF64())
-      r = p.f64;
-    else if (element && element.isBF16())
-      r = p.bf16;
-    else if (element && element.isF16())
-      r = p.fp16;
-    return r > 0 ? r : p.f32;
-  };
-  bool product = isa<nn::LinearOp, nn::MatmulOp, nn::Conv2DOp,
-                     nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp>(op);
+      return t.getElementType();
+  return {};
+}
+
+/// `peak`'s rate for `element`, f32's where that type has none.
+double rateFor(const PeakFlops &peak, Type element) {
+  double r = peak.f32;
+  if (element && element.isF64())
+    r = peak.f64;
+  else if (element && element.isBF16())
+    r = peak.bf16;
+  else if (element && element.isF16())
+    r = peak.fp16;
+  return r > 0 ? r : peak.f32;
+}
+
+/// The rate of one GEMM of `flops` on `device`: the calibrated table
+/// (interpolated in log-log by the GEMM's FLOPs), else the peak.
+double gemmRate(double flops, Type element, const DeviceDescription &device) {
   const std::vector<GemmRate> &table = device.gemmRates;
-  if (!product || table.empty())
-    return pick(peak);
+  if (table.empty())
+    return rateFor(device.peakFlops, element);
   if (flops <= table.front().flops)
-    return pick(table.front().rate);
+    return rateFor(table.front().rate, element);
   if (flops >= table.back().flops)
-    return pick(table.back().rate);
+    return rateFor(table.back().rate, element);
   auto upper =
       std::upper_bound(table.begin(), table.end(), flops,
                        [](double f, const GemmRate &r) { return f < r.flops; });
   const GemmRate &hi = *upper, &lo = *(upper - 1);
   double t = std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
-  return std::exp(std::log(pick(lo.rate)) * (1 - t) +
-                  std::log(pick(hi.rate)) * t);
+  return std::exp(std::log(rateFor(lo.rate, element)) * (1 - t) +
+                  std::log(rateFor(hi.rate, element)) * t);
+}
+
+double dim(Value v, int64_t fromBack) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return double(shape.end()[-fromBack]);
+}
+
+double trailingElements(Value v, unsigned count) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  double product = 1;
+  for (int64_t d : shape.take_back(std::min<size_t>(count, shape.size())))
+    product *= d;
+  return product;
+}
+
+/// How the runtime computes a product: `calls` BLAS GEMMs (one per task
+/// of a per-task weight, per batch entry of a matmul, per image of a
+/// convolution) and, for convolutions, the bytes of the columns that
+/// im2col / col2im write and read around them (0 for 1x1 convolutions,
+/// which read the image directly).
+struct ProductShape {
+  double calls = 1, columnBytes = 0;
+};
+
+ProductShape productShapeOf(Operation *op) {
+  ProductShape shape;
+  double elementBytes = 4;
+  if (Type element = elementTypeOf(op))
+    elementBytes = std::max<unsigned>(element.getIntOrFloatBitWidth() / 8, 1);
+  auto convolution = [&](Value image, Value weight, Value output) {
+    double images = elementsOf(image.getType()) / trailingElements(image, 3);
+    double taps = trailingElements(weight, 3);
+    double positions = trailingElements(output, 2);
+    shape.calls = std::max(images, 1.0);
+    bool direct = dim(weight, 1) == 1 && dim(weight, 2) == 1 &&
+                  trailingElements(image, 2) == positions;
+    if (!direct)
+      shape.columnBytes = 2 * images * taps * positions * elementBytes;
+  };
+  if (auto o = dyn_cast<nn::LinearOp>(op)) {
+    auto weight = cast<RankedTensorType>(o.getWeight().getType());
+    if (weight.getRank() > 2)
+      shape.calls = double(weight.getNumElements()) /
+                    (dim(o.getWeight(), 1) * dim(o.getWeight(), 2));
+  } else if (auto o = dyn_cast<nn::MatmulOp>(op)) {
+    shape.calls = elementsOf(o.getResult().getType()) /
+                  trailingElements(o.getResult(), 2);
+  } else if (auto o = dyn_cast<nn::Conv2DOp>(op)) {
+    convolution(o.getInput(), o.getWeight(), o.getResult());
+  } else if (auto o = dyn_cast<nn::Conv2DBackwardInputOp>(op)) {
+    convolution(o.getResult(), o.getWeight(), o.getGrad());
+  } else if (auto o = dyn_cast<nn::Conv2DBackwardWeightOp>(op)) {
+    convolution(o.getInput(), o.getResult(), o.getGrad());
+  }
+  shape.calls = std::max(shape.calls, 1.0);
+  return shape;
+}
+
+bool isProduct(Operation *op) {
+  return isa<nn::LinearOp, nn::MatmulOp, nn::Conv2DOp,
+             nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp>(op);
 }
 
 /// The kind of runtime kernel `op` becomes, as calibrated (KernelFit).
 StringRef kernelKind(Operation *op) {
-  if (isa<nn::LinearOp, nn::MatmulOp, nn::Conv2DOp, nn::Conv2DBackwardInputOp,
-          nn::Conv2DBackwardWeightOp>(op))
+  if (isProduct(op))
     return "product";
+  if (isa<nn::ExpOp, nn::LogOp, nn::SigmoidOp>(op))
+    return "transcendental";
+  if (isa<nn::ErfOp, nn::GeluOp, nn::TanhOp>(op))
+    return "erf";
   if (isa<nn::TransposeOp>(op))
     return "transpose";
   if (isa<nn::BroadcastOp, nn::OneHotOp, nn::EmbeddingOp>(op))
     return "broadcast";
+  if (isa<nn::MaxPool2DOp, nn::AvgPool2DOp, nn::MaxPool2DBackwardOp,
+          nn::MaxPool2DGatherOp, nn::AvgPool2DBackwardOp>(op))
+    return "window";
   if (isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::SoftmaxOp, nn::LogSoftmaxOp,
           nn::LayerNormOp, nn::BatchNormOp, nn::MSELossOp,
-          nn::CrossEntropyLossOp, nn::AccuracyOp, nn::EmbeddingBackwardOp,
-          nn::MaxPool2DOp, nn::AvgPool2DOp, nn::MaxPool2DBackwardOp,
-          nn::MaxPool2DGatherOp, nn::AvgPool2DBackwardOp>(op))
+          nn::CrossEntropyLossOp, nn::AccuracyOp, nn::EmbeddingBackwardOp>(op))
     return "reduce";
   if (isa<meta::OuterStepOp, meta::UpdateGuardOp>(op))
     return "optimizer";
@@ -258,21 +325,51 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
   entry.launch = 0;
   if (c.flops > 0 || c.bytes > 0) {
     StringRef kind = kernelKind(op);
-    double rate = rateOf(op, c.flops, device);
-    double compute = rate > 0 ? c.flops / rate : 0;
+    const KernelFit *fit = device.kernel(kind);
+    // Kinds newer than a description fall back on their nearest kin.
+    if (kind == "erf" && !fit)
+      fit = device.kernel("transcendental");
+    if ((kind == "transcendental" || kind == "erf") && !fit)
+      fit = device.kernel("elementwise");
+    if (kind == "window" && !fit)
+      fit = device.kernel("reduce");
     double memory =
         device.memoryBandwidth > 0 ? c.bytes / device.memoryBandwidth : 0;
-    if (const KernelFit *fit = device.kernel(kind)) {
+    double compute = 0;
+    if (isProduct(op)) {
+      // GEMM by GEMM, as the runtime calls BLAS; a convolution's columns
+      // move at the transpose kernel's rate (im2col is a strided gather).
+      ProductShape shape = productShapeOf(op);
+      double perCall = c.flops / shape.calls;
+      compute =
+          shape.calls * perCall / gemmRate(perCall, elementTypeOf(op), device);
+      if (shape.columnBytes > 0) {
+        const KernelFit *gather = device.kernel("transpose");
+        double rate = gather ? gather->beta : device.memoryBandwidth;
+        compute += rate > 0 ? shape.columnBytes / rate : 0;
+      }
+    } else {
+      double rate = rateFor(device.peakFlops, elementTypeOf(op));
+      compute = rate > 0 ? c.flops / rate : 0;
+    }
+    if (fit) {
       // Calibrated: the kind's own cost per call and per byte (products:
-      // per call, then the GEMM table's rate).
+      // per call, then their GEMMs).
       entry.launch = fit->alpha;
-      entry.seconds = fit->alpha + (kind == "product"
-                                        ? std::max(compute, c.bytes / fit->beta)
-                                        : c.bytes / fit->beta);
+      entry.seconds = kind == "product"
+                          ? fit->alpha + std::max(compute, c.bytes / fit->beta)
+                          : fit->secondsFor(c.bytes);
+      // A softmax is a reduction that also takes an exponential of every
+      // element.
+      if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
+        if (const KernelFit *exp = device.kernel("transcendental"))
+          entry.seconds +=
+              exp->secondsFor(2 * double(byteSize(op->getResult(0).getType())));
       // Elementwise loops large enough are split over the runtime's
       // threads: waking them is a fixed cost of its own.
-      if (kind == "elementwise" && device.parallelMinElements > 0 &&
-          op->getNumResults() &&
+      if ((kind == "elementwise" || kind == "transcendental" ||
+           kind == "erf") &&
+          device.parallelMinElements > 0 && op->getNumResults() &&
           int64_t(elementsOf(op->getResult(0).getType())) >=
               device.parallelMinElements) {
         entry.launch += device.parallelDispatch;
@@ -282,9 +379,6 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
       entry.launch = device.launchOverhead;
       entry.seconds = device.launchOverhead + std::max(compute, memory);
     }
-    // Devices that share a processor run at their share of it.
-    entry.launch /= device.processorShare;
-    entry.seconds /= device.processorShare;
   }
   return entry;
 }
@@ -377,86 +471,174 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
 
 llvm::Expected<IterationEstimate>
 Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
+  // The stages run side by side in one clock. Every stage stands for the
+  // world's ranks of its pipeline position (the other axes' ranks run the
+  // same program at the same time). Ranks share the processors of their
+  // node: with more ranks than processors (processor_share < 1) a rank
+  // computes at processors / running ranks of full speed. A rank waiting
+  // for a message still runs as MPI polls for it, weighing waiting_share
+  // of a computing rank (calibrated); a rank done with its step gives its
+  // share to the others.
+  // Communication takes the time the description gives it.
   size_t n = stages.size();
+  int64_t world = 1;
+  for (int64_t size : mesh)
+    world *= size;
+  int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
+  double ranksPerStage = double(std::min(world, perNode)) / double(n);
+  double processors = device.processorShare * double(perNode);
+  enum class State { Idle, Computing, Busy, Waiting, Blocked, Meeting, Done };
+  std::vector<State> state(n, State::Idle);
+  std::vector<double> remaining(n, 0), until(n, 0);
   std::vector<double> clock(n, 0), compute(n, 0), comm(n, 0), bubble(n, 0);
   std::vector<size_t> next(n, 0);
   std::map<std::pair<int64_t, int64_t>, std::deque<std::pair<double, double>>>
       channels;
   unsigned pipelineBit = 1u << 3;
-  auto atMeeting = [&](size_t s) {
-    return next[s] < stages[s].events.size() &&
-           stages[s].events[next[s]].kind == Event::Collective &&
-           (stages[s].events[next[s]].mask & pipelineBit) && n > 1;
+  auto account = [&](const Event &e) {
+    std::string name = partition::getMeshAxesName(e.mask);
+    bytesPerAxes[name] += e.bytes / double(n);
+    secondsPerAxes[name] += e.seconds / double(n);
+    callsPerAxes[name] += 1.0 / double(n);
   };
-  for (;;) {
-    bool progress = false;
-    for (size_t s = 0; s < n; ++s) {
-      std::vector<Event> &events = stages[s].events;
-      while (next[s] < events.size() && !atMeeting(s)) {
-        Event &e = events[next[s]];
-        if (e.kind == Event::Recv) {
-          auto &queue = channels[{e.peer, int64_t(s)}];
-          if (queue.empty())
-            break;
-          auto [arrival, transfer] = queue.front();
-          queue.pop_front();
-          double wait = std::max(0.0, arrival - clock[s]);
-          double inTransfer = std::min(wait, transfer);
-          comm[s] += inTransfer + device.launchOverhead;
-          bubble[s] += wait - inTransfer;
-          clock[s] = std::max(clock[s], arrival) + device.launchOverhead;
-        } else if (e.kind == Event::Send) {
-          channels[{int64_t(s), e.peer}].push_back(
-              {clock[s] + device.launchOverhead + e.seconds, e.seconds});
-          clock[s] += device.launchOverhead;
-          comm[s] += device.launchOverhead;
-          std::string name = partition::getMeshAxesName(e.mask);
-          bytesPerAxes[name] += e.bytes / double(n);
-          secondsPerAxes[name] += e.seconds / double(n);
-          callsPerAxes[name] += 1.0 / double(n);
-        } else if (e.kind == Event::Collective) {
-          clock[s] += e.seconds;
-          comm[s] += e.seconds;
-          std::string name = partition::getMeshAxesName(e.mask);
-          bytesPerAxes[name] += e.bytes / double(n);
-          secondsPerAxes[name] += e.seconds / double(n);
-          callsPerAxes[name] += 1.0 / double(n);
-        } else {
-          clock[s] += e.seconds;
-          compute[s] += e.seconds;
+  double now = 0;
+  // Starts stage `s`'s next events until one takes time or waits.
+  auto start = [&](size_t s) {
+    std::vector<Event> &events = stages[s].events;
+    while (state[s] == State::Idle) {
+      if (next[s] == events.size()) {
+        state[s] = State::Done;
+        clock[s] = now;
+        return;
+      }
+      Event &e = events[next[s]];
+      switch (e.kind) {
+      case Event::Compute:
+        state[s] = State::Computing;
+        remaining[s] = e.seconds;
+        break;
+      case Event::Collective:
+        if ((e.mask & pipelineBit) && n > 1) {
+          state[s] = State::Meeting;
+          break;
         }
+        account(e);
+        comm[s] += e.seconds;
+        state[s] = State::Busy;
+        until[s] = now + e.seconds;
+        break;
+      case Event::Send:
+        account(e);
+        channels[{int64_t(s), e.peer}].push_back(
+            {now + device.launchOverhead + e.seconds, e.seconds});
+        comm[s] += device.launchOverhead;
+        state[s] = State::Busy;
+        until[s] = now + device.launchOverhead;
+        break;
+      case Event::Recv: {
+        auto &queue = channels[{e.peer, int64_t(s)}];
+        if (queue.empty()) {
+          state[s] = State::Blocked;
+          break;
+        }
+        auto [arrival, transfer] = queue.front();
+        queue.pop_front();
+        double wait = std::max(0.0, arrival - now);
+        double inTransfer = std::min(wait, transfer);
+        comm[s] += inTransfer + device.launchOverhead;
+        bubble[s] += wait - inTransfer;
+        state[s] = State::Busy;
+        until[s] = std::max(now, arrival) + device.launchOverhead;
+        break;
+      }
+      }
+      if (state[s] == State::Idle)
         ++next[s];
-        progress = true;
+    }
+  };
+  for (size_t s = 0; s < n; ++s)
+    start(s);
+  for (;;) {
+    // Receives whose send has been posted since, and meetings that every
+    // stage has reached, go on now.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (size_t s = 0; s < n; ++s) {
+        if (state[s] != State::Blocked)
+          continue;
+        const Event &e = stages[s].events[next[s]];
+        if (channels[{e.peer, int64_t(s)}].empty())
+          continue;
+        state[s] = State::Idle;
+        start(s);
+        changed = true;
+      }
+      bool allMeeting = true, anyMeeting = false;
+      for (size_t s = 0; s < n; ++s) {
+        allMeeting &= state[s] == State::Meeting || state[s] == State::Done;
+        anyMeeting |= state[s] == State::Meeting;
+      }
+      if (allMeeting && anyMeeting) {
+        for (size_t s = 0; s < n; ++s) {
+          if (state[s] != State::Meeting)
+            continue;
+          const Event &e = stages[s].events[next[s]];
+          account(e);
+          comm[s] += e.seconds;
+          state[s] = State::Busy;
+          until[s] = now + e.seconds;
+        }
+        changed = true;
       }
     }
-    bool done = true, allMeeting = true;
+    bool done = true;
+    double running = 0;
+    double step = HUGE_VAL;
     for (size_t s = 0; s < n; ++s) {
-      done &= next[s] == stages[s].events.size();
-      allMeeting &= atMeeting(s) || next[s] == stages[s].events.size();
+      done &= state[s] == State::Done;
+      if (state[s] == State::Computing)
+        running += 1;
+      else if (state[s] != State::Done)
+        running += device.waitingShare;
+      if (state[s] == State::Busy)
+        step = std::min(step, until[s] - now);
     }
     if (done)
       break;
-    if (allMeeting) {
-      double meet = *std::max_element(clock.begin(), clock.end());
-      for (size_t s = 0; s < n; ++s) {
-        if (!atMeeting(s))
-          continue;
-        const Event &e = stages[s].events[next[s]];
-        bubble[s] += meet - clock[s];
-        clock[s] = meet + e.seconds;
-        comm[s] += e.seconds;
-        std::string name = partition::getMeshAxesName(e.mask);
-        bytesPerAxes[name] += e.bytes / double(n);
-        secondsPerAxes[name] += e.seconds / double(n);
-        callsPerAxes[name] += 1.0 / double(n);
-        ++next[s];
-      }
-      progress = true;
-    }
-    if (!progress)
+    double active = running * ranksPerStage;
+    double rate = device.processorShare < 1 && active > processors
+                      ? processors / active
+                      : 1.0;
+    for (size_t s = 0; s < n; ++s)
+      if (state[s] == State::Computing)
+        step = std::min(step, remaining[s] / rate);
+    if (step == HUGE_VAL)
       return llvm::createStringError(
           "the pipeline stages of '" + anyStage.getSymName().str() +
           "' wait on each other forever (a receive without its send)");
+    step = std::max(step, 0.0);
+    for (size_t s = 0; s < n; ++s) {
+      if (state[s] == State::Computing) {
+        compute[s] += step;
+        remaining[s] -= step * rate;
+        if (remaining[s] <= 1e-15) {
+          state[s] = State::Idle;
+          ++next[s];
+        }
+      } else if (state[s] == State::Blocked || state[s] == State::Meeting) {
+        bubble[s] += step;
+      }
+    }
+    now += step;
+    for (size_t s = 0; s < n; ++s) {
+      if (state[s] == State::Busy && until[s] <= now + 1e-15) {
+        state[s] = State::Idle;
+        ++next[s];
+      }
+      if (state[s] == State::Idle)
+        start(s);
+    }
   }
   size_t slowest = 0;
   for (size_t s = 1; s < n; ++s)
@@ -474,10 +656,19 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
         std::max(estimate.persistentBytes, p.persistentBytes);
     estimate.scratchBytes = std::max(estimate.scratchBytes, p.scratchBytes);
   }
+  // The ops' times as the slowest stage lives them: slowed down by the
+  // ranks it shares its processors with.
+  double work = 0;
+  for (const Event &e : stages[slowest].events)
+    if (e.kind == Event::Compute)
+      work += e.seconds;
+  double slowdown = work > 0 ? compute[slowest] / work : 1;
   estimate.calls = stages[slowest].calls;
-  estimate.launchSeconds = stages[slowest].launchSeconds;
+  estimate.launchSeconds = stages[slowest].launchSeconds * slowdown;
   estimate.callsPerAxes = callsPerAxes;
   estimate.perOp = stages[slowest].perOp;
+  for (auto &[name, entry] : estimate.perOp)
+    entry.second *= slowdown;
   estimate.bytesPerAxes = bytesPerAxes;
   estimate.secondsPerAxes = secondsPerAxes;
   return estimate;

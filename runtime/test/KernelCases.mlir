@@ -223,6 +223,29 @@ func.func @transpose_inner_pairs(%x: tensor<2x3x4x5xf64>) -> tensor<2x4x3x5xf64>
   return %0 : tensor<2x4x3x5xf64>
 }
 
+// The last two dimensions swapped: copied in 32 x 32 tiles (edges that are
+// not whole tiles, a batch of them, one matrix alone, and one large enough
+// to split over the loop threads).
+func.func @transpose_tiles_batched(%x: tensor<3x37x45xf64>) -> tensor<3x45x37xf64> {
+  %0 = nn.transpose %x [0, 2, 1] : tensor<3x37x45xf64> -> tensor<3x45x37xf64>
+  return %0 : tensor<3x45x37xf64>
+}
+
+func.func @transpose_tiles_matrix(%x: tensor<9x70xf64>) -> tensor<70x9xf64> {
+  %0 = nn.transpose %x [1, 0] : tensor<9x70xf64> -> tensor<70x9xf64>
+  return %0 : tensor<70x9xf64>
+}
+
+func.func @transpose_tiles_inner_of_four(%x: tensor<2x3x33x40xf64>) -> tensor<2x3x40x33xf64> {
+  %0 = nn.transpose %x [0, 1, 3, 2] : tensor<2x3x33x40xf64> -> tensor<2x3x40x33xf64>
+  return %0 : tensor<2x3x40x33xf64>
+}
+
+func.func @transpose_tiles_large(%x: tensor<2x256x300xf64>) -> tensor<2x300x256xf64> {
+  %0 = nn.transpose %x [0, 2, 1] : tensor<2x256x300xf64> -> tensor<2x300x256xf64>
+  return %0 : tensor<2x300x256xf64>
+}
+
 func.func @transpose_reverse(%x: tensor<2x3x4x5xf64>) -> tensor<5x4x3x2xf64> {
   %0 = nn.transpose %x [3, 2, 1, 0] : tensor<2x3x4x5xf64> -> tensor<5x4x3x2xf64>
   return %0 : tensor<5x4x3x2xf64>

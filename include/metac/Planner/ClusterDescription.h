@@ -44,12 +44,22 @@ struct GemmRate {
 
 /// A fitted model of one kind of the runtime's kernels (what `metac
 /// calibrate` measures): a call whose operands and results are `bytes`
-/// takes alpha + bytes / beta seconds. Kinds: elementwise, reduce,
-/// broadcast, transpose, copy, product (alpha only: the rest follows the
-/// GEMM table), optimizer.
+/// takes alpha + bytes / beta seconds. Kinds: elementwise, transcendental
+/// (exp, log, sigmoid), erf (erf, gelu, tanh), window (pooling), reduce,
+/// broadcast, transpose,
+/// copy, product (alpha only: the rest follows the GEMM table, per BLAS
+/// call), optimizer.
 struct KernelFit {
   std::string kind;
   double alpha = 0, beta = 0;
+  /// Measured calls (optional, ascending bytes): where given, a call's time
+  /// is interpolated between them in log-log (caches make the time per
+  /// byte change with size, which one line cannot follow); beyond the
+  /// largest it grows at the largest's time per byte, below the smallest it
+  /// follows the fit.
+  std::vector<double> bytes, seconds;
+  /// A call of `bytes` bytes.
+  double secondsFor(double bytes) const;
 };
 
 /// One device (all devices of a cluster are alike).
@@ -63,8 +73,11 @@ struct DeviceDescription {
   double memoryBandwidth = 0;
   /// Seconds from one kernel (or runtime call) to the next.
   double launchOverhead = 0;
-  /// Measured rates of products by size (small products run far below
-  /// peak), sorted by flops, ascending; empty when not measured.
+  /// Measured rates of products by the FLOPs of one GEMM (small products
+  /// run far below peak), sorted by flops, ascending; empty when not
+  /// measured. A call that makes several GEMMs (one per task of a per-task
+  /// weight, per batch entry of a matmul, per image of a convolution) is
+  /// priced GEMM by GEMM.
   std::vector<GemmRate> gemmRates;
   /// Fitted costs of kinds of kernels; kinds not listed follow the
   /// roofline with `launchOverhead`.
@@ -76,9 +89,13 @@ struct DeviceDescription {
   double parallelDispatch = 0;
   /// The share of a processor each device gets when all of a node's
   /// devices compute at once (CPU ranks outnumbering cores: cores / ranks).
-  /// The calibrated per-call figures are those of a rank running its time
-  /// slice; compute time is divided by this share.
+  /// The calibrated per-call figures are a rank's at full speed; the cost
+  /// model shares the processors among the ranks running at each moment.
   double processorShare = 1;
+  /// With processor_share < 1: the share of a processor that a rank
+  /// waiting for a message takes, relative to a computing rank's (MPI
+  /// polls while it waits: 1 polls as hard as computing, 0 sleeps).
+  double waitingShare = 1;
   /// The fit for `kind`, if any.
   const KernelFit *kernel(llvm::StringRef kind) const;
 };

@@ -17,8 +17,61 @@
 
 namespace metart::cpu {
 
+/// A strided copy whose two innermost dimensions swap: the result walks
+/// the last one contiguously while the input walks the one before it
+/// contiguously (a transpose of the last two dimensions, batched over the
+/// outer ones). Copied in square tiles, so that both sides read and write
+/// whole cache lines: an element-by-element walk reads the input a cache
+/// line per element, which power-of-two strides make worse by mapping the
+/// lines onto the same cache sets.
+template <typename T>
+static bool copySwappedTiles(const StridedSpace<2> &original, const T *x,
+                             T *y) {
+  StridedSpace<2> space = coalesce(original);
+  int r = space.rank;
+  if (r < 2)
+    return false;
+  int64_t rows = space.size[r - 2], cols = space.size[r - 1];
+  int64_t outRow = space.stride[0][r - 2], inCol = space.stride[1][r - 1];
+  if (space.stride[0][r - 1] != 1 || space.stride[1][r - 2] != 1 ||
+      inCol == 0 || outRow == 0 || rows < 8 || cols < 8)
+    return false;
+  constexpr int64_t kTile = 32;
+  int64_t rowTiles = (rows + kTile - 1) / kTile;
+  int64_t outer = 1;
+  for (int d = 0; d < r - 2; ++d)
+    outer *= space.size[d];
+  int64_t grain = std::max<int64_t>(1, kElementGrain / (kTile * cols));
+  parallelFor(outer * rowTiles, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      // The outer index of this task, last outer dimension fastest.
+      int64_t index = task / rowTiles, outOffset = 0, inOffset = 0;
+      for (int d = r - 3; d >= 0; --d) {
+        int64_t i = index % space.size[d];
+        index /= space.size[d];
+        outOffset += i * space.stride[0][d];
+        inOffset += i * space.stride[1][d];
+      }
+      int64_t i0 = (task % rowTiles) * kTile;
+      int64_t i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i) {
+          T *out = y + outOffset + i * outRow;
+          const T *in = x + inOffset + i;
+          for (int64_t j = j0; j < j1; ++j)
+            out[j] = in[j * inCol];
+        }
+      }
+    }
+  });
+  return true;
+}
+
 template <typename T>
 static void copyStridedOf(const StridedSpace<2> &space, const T *x, T *y) {
+  if (copySwappedTiles(space, x, y))
+    return;
   forEachRowParallel(
       space, 1u << 0,
       [&](const int64_t *offset, int64_t length, const int64_t *stride) {
