@@ -151,8 +151,10 @@ double gemmRate(double flops, Type element, const DeviceDescription &device) {
   const std::vector<GemmRate> &table = device.gemmRates;
   if (table.empty())
     return rateFor(device.peakFlops, element);
+  // Below the smallest measured GEMM a call costs no less than it: a
+  // GEMM's fixed part (the call, packing, set-up) does not shrink with it.
   if (flops <= table.front().flops)
-    return rateFor(table.front().rate, element);
+    return rateFor(table.front().rate, element) * flops / table.front().flops;
   if (flops >= table.back().flops)
     return rateFor(table.back().rate, element);
   auto upper =
