@@ -95,8 +95,55 @@ struct Host {
   int64_t onlineCores = 1, affinityCores = 1, localRanks = 1;
   int64_t loopThreads = 1;
   uint64_t memoryBytes = 0;
+  /// The cache each local rank keeps to itself: of every level from L2 up,
+  /// its size over the ranks sharing one.
+  double cacheBytesPerRank = 0;
   std::string openblasThreads;
 };
+
+/// Sums the caches of cpu0 from L2 up (sysfs), each divided among the
+/// `localRanks` ranks that share one (ranks spread over the `cores`).
+double cacheBytesPerRank(int64_t cores, int64_t localRanks) {
+  double total = 0;
+  for (int index = 0;; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    auto read = [&](const char *field) {
+      // sysfs files say 4096 bytes whatever they hold: read as a stream.
+      auto buffer = llvm::MemoryBuffer::getFileAsStream(dir + "/" + field);
+      return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
+    };
+    std::string level = read("level");
+    if (level.empty())
+      break;
+    std::string type = read("type");
+    if (std::atoi(level.c_str()) < 2 || type == "Instruction")
+      continue;
+    // "2048K"
+    llvm::StringRef size = read("size");
+    uint64_t kib = 0;
+    if (size.consume_back("K") && !size.getAsInteger(10, kib) && kib > 0) {
+      // "0-1" or "0,2": the cpus sharing this cache.
+      int64_t sharing = 0;
+      llvm::SmallVector<llvm::StringRef> ranges;
+      llvm::StringRef(read("shared_cpu_list")).split(ranges, ',');
+      for (llvm::StringRef range : ranges) {
+        auto [first, last] = range.split('-');
+        int64_t a = 0, b = 0;
+        if (first.getAsInteger(10, a))
+          continue;
+        if (last.empty() || last.getAsInteger(10, b))
+          b = a;
+        sharing += b - a + 1;
+      }
+      sharing = std::clamp<int64_t>(sharing, 1, cores);
+      double ranksPerCache =
+          std::max(1.0, double(localRanks) * double(sharing) / double(cores));
+      total += double(kib) * 1024 / ranksPerCache;
+    }
+  }
+  return total;
+}
 
 Host describeHost(int64_t worldSize) {
   Host host;
@@ -125,6 +172,8 @@ Host describeHost(int64_t worldSize) {
       .split(' ')
       .first.getAsInteger(10, kib);
   host.memoryBytes = kib * 1024;
+  host.cacheBytesPerRank = cacheBytesPerRank(
+      host.onlineCores, std::max<int64_t>(host.localRanks, 1));
   return host;
 }
 
@@ -240,6 +289,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
                                 n, n == 1 ? "" : "s", host.onlineCores)
                       .str();
     device.memoryBytes = host.memoryBytes / uint64_t(n);
+    device.cacheBytes = host.cacheBytesPerRank;
     // The cores each rank gets when every rank computes.
     if (n > host.onlineCores)
       device.processorShare = double(host.onlineCores) / double(n);
@@ -274,6 +324,23 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   if (!products)
     return products.takeError();
   device.gemmRates = products->gemm;
+  // Again with the same operands call after call: the calls of a program
+  // that read what the ops before them wrote, still in cache.
+  say("kernels and products with their operands in cache");
+  session.setHotOperands(true);
+  llvm::Expected<MeasuredKernels> hotKernels = measureKernels(session, plan);
+  if (!hotKernels)
+    return hotKernels.takeError();
+  llvm::Expected<MeasuredProducts> hotProducts =
+      measureProducts(session, plan, elementwise.fit.beta);
+  if (!hotProducts)
+    return hotProducts.takeError();
+  session.setHotOperands(false);
+  device.gemmHotRates = hotProducts->gemm;
+  for (MeasuredKernel &k : kernels->kinds)
+    for (const MeasuredKernel &hot : hotKernels->kinds)
+      if (hot.fit.kind == k.fit.kind && hot.fit.bytes == k.fit.bytes)
+        k.fit.hotSeconds = hot.fit.seconds;
   for (const GemmRate &g : device.gemmRates) {
     device.peakFlops.f32 = std::max(device.peakFlops.f32, g.rate.f32);
     device.peakFlops.f64 = std::max(device.peakFlops.f64, g.rate.f64);
@@ -341,6 +408,15 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
         n, n == 1 ? "" : "s", host.onlineCores, host.affinityCores,
         host.loopThreads, host.loopThreads == 1 ? "" : "s",
         host.openblasThreads));
+  note(llvm::formatv(
+      "Every kernel and product is timed twice: its operands cycling "
+      "through copies (from memory as far as 256 MiB of copies allow: "
+      "'seconds', 'gemm') and the same operands call after call (from "
+      "cache: 'hot_seconds', 'gemm_hot'). cache_bytes ({0:f1} MiB): the "
+      "caches from L2 up that a rank keeps to itself (sysfs, each level "
+      "over the ranks sharing one); the cost model reads an operand touched "
+      "again within that many bytes of other data from cache.",
+      device.cacheBytes / 1048576));
   if (!options.cuda && n > host.onlineCores)
     note(llvm::formatv(
         "More ranks than cores: the ranks share the cores ({0} ranks on {1}). "
@@ -359,7 +435,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
         "(the second time / the first - 1) x {0} / {1}, in [0, 1].",
         host.onlineCores, n - host.onlineCores));
   note("Every figure is measured through metart's C API with all ranks "
-       "running at once; a time is the slowest rank's median of samples, "
+       "running at once; a time is the slowest rank's fastest sample, "
        "each started by a barrier (a compute sample also ends when every "
        "rank is done). Each kernel call allocates its result with "
        "metart_scratch_alloc and gives it back with metart_scratch_free "
@@ -388,7 +464,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "every operand and result (as the cost model counts them; operands "
       "hold varied values in [-1, 1), as data does), least "
       "squares on relative residuals over f32 tensors [T, N, H] in {0}; "
-      "each time the median of {1} samples of {2:f0} ms.",
+      "each time the fastest of {1} samples of {2:f0} ms.",
       llvm::join(llvm::map_range(plan.kernelShapes,
                                  [](const std::array<int64_t, 3> &s) {
                                    return shapeText(s);
@@ -416,7 +492,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "[M]) and by a [T, M, K] weight per task (bias [T, M]), and "
       "metart_nn_matmul [T, N, M]^T x [T, N, K] (a weight's gradient), for "
       "T, N, K, M in {0}; and metart_nn_matmul n x n by n x n, n in {1}; "
-      "each in f32 and f64, medians of {2} samples of {3:f0} ms (squares: "
+      "each in f32 and f64, the fastest of {2} samples of {3:f0} ms (squares: "
       "of {4:f0} ms). alpha: the per-call part, time = alpha + flops / r "
       "fitted over the f32 products (at most half the fastest call); beta: "
       "the elementwise beta, raised so that no measured product is priced "
@@ -476,7 +552,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   }
   note(llvm::formatv("launch_overhead: the larger of the elementwise alpha "
                      "and a metart_nn_binary add of 4 f32 elements ({0}, "
-                     "median of {1} samples of {2:f0} ms), the floor of a "
+                     "fastest of {1} samples of {2:f0} ms), the floor of a "
                      "call of a kind without a fit.",
                      microseconds(*floor), plan.tiny.samples,
                      plan.tiny.sampleSeconds * 1e3));
@@ -490,7 +566,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
     note(llvm::formatv(
         "collective_fits: time = alpha + bytes / beta, least squares on "
         "relative residuals over {0} payloads of {1} to {2} per rank (f32; "
-        "all_gather counts the gathered result), each the median of {3} "
+        "all_gather counts the gathered result), each the fastest of {3} "
         "samples of {4:f0} ms; groups of g are the data axis of mesh "
         "task=N/g,data=g, all groups at once.",
         plan.messageBytes.size(), bytesText(plan.messageBytes.front()),

@@ -39,7 +39,7 @@ struct ProductSample {
 
 /// Times `kernel` (a product of `flops` writing a `resultShape` result
 /// from operands of `shapes`) in f32 and f64; the operands are filled with
-/// 0.5, in operandCopies() copies that the calls take in turn.
+/// 0.5, in session.operandCopies() copies that the calls take in turn.
 llvm::Expected<ProductSample> timeProduct(
     Session &session, llvm::ArrayRef<llvm::SmallVector<int64_t, 4>> shapes,
     llvm::ArrayRef<int64_t> resultShape, double flops, double gemms,
@@ -62,7 +62,7 @@ llvm::Expected<ProductSample> timeProduct(
     sample.bytes += 4 * elementsOf(shape);
   for (metart_dtype dtype : {METART_F32, METART_F64}) {
     std::vector<llvm::SmallVector<const metart_tensor *, 3>> sets(
-        operandCopies(sample.bytes * (dtype == METART_F64 ? 2 : 1)));
+        session.operandCopies(sample.bytes * (dtype == METART_F64 ? 2 : 1)));
     for (llvm::SmallVector<const metart_tensor *, 3> &operands : sets)
       for (llvm::ArrayRef<int64_t> shape : shapes) {
         llvm::Expected<DeviceTensor &> t = session.tensor(dtype, shape, 0.5);

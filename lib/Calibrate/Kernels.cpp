@@ -6,10 +6,11 @@
 // with a leading task dimension as metac's programs have them (from
 // hundreds of bytes to MiB), each call allocating its result from scratch
 // memory and giving it back as compiled code does, its operands taken in
-// turn from copies (operandCopies: small ones stay in cache, large ones
-// come from memory, as in a step). alpha is then what a call costs beyond
-// its bytes (argument checks, dispatch, waking the loop threads, the
-// allocation), not the 4-element floor.
+// turn from copies (Session::operandCopies: from memory as far as the pool
+// allows) or, for the hot tables, the same operands call after call (from
+// cache, as ops that read what the previous ones wrote). alpha is then what a
+// call costs beyond its bytes (argument checks, dispatch, waking the loop
+// threads, the allocation), not the 4-element floor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +50,7 @@ double elementsOf(llvm::ArrayRef<int64_t> shape) {
 }
 
 /// Times a kernel of f32 `operands` (varied values, `rectified` as after a
-/// ReLU, in operandCopies()
+/// ReLU, in session.operandCopies()
 /// copies that the calls take in turn) writing a `result`-shaped tensor
 /// from scratch memory, and adds the time to `series` under `shape`.
 llvm::Error timeKernel(Session &session, KernelSeries &series,
@@ -62,7 +63,7 @@ llvm::Error timeKernel(Session &session, KernelSeries &series,
   for (llvm::ArrayRef<int64_t> o : operands)
     bytes += kF32 * elementsOf(o);
   std::vector<llvm::SmallVector<const metart_tensor *, 3>> sets(
-      operandCopies(bytes));
+      session.operandCopies(bytes));
   for (llvm::SmallVector<const metart_tensor *, 3> &set : sets)
     for (llvm::ArrayRef<int64_t> o : operands) {
       llvm::Expected<DeviceTensor &> t = session.variedTensor(o, rectified);
@@ -269,7 +270,7 @@ metac::calibrate::measureKernels(Session &session, const Plan &plan) {
   for (int64_t h : plan.optimizerWidths) {
     double parameterBytes = kF32 * 3 * double(h * h + h);
     std::vector<llvm::SmallVector<const metart_tensor *, 24>> sets(
-        operandCopies(4 * parameterBytes));
+        session.operandCopies(4 * parameterBytes));
     for (llvm::SmallVector<const metart_tensor *, 24> &tensors : sets)
       for (int layer = 0; layer < 3; ++layer)
         for (const llvm::SmallVector<int64_t, 2> &shape :

@@ -75,6 +75,15 @@ public:
   /// for a message does): with more ranks than cores, a kernel is then
   /// measured at a rank's full speed with every core busy. Default: every
   /// rank.
+  /// Whether the calls read the same operands call after call (in cache:
+  /// the `hot` tables) or cycle through copies of them (from memory).
+  void setHotOperands(bool hot) { hotOperands = hot; }
+  /// How many copies of a call's operands (`bytes` in all) the
+  /// measurements cycle through, one per call: with hot operands one,
+  /// else up to 32 and 256 MiB, so that the calls read their operands
+  /// from memory as far as the pool allows.
+  int operandCopies(double bytes) const;
+
   void setActiveRanks(int64_t count, bool othersPoll = false) {
     activeRanks = count;
     idleRanksPoll = othersPoll;
@@ -99,13 +108,13 @@ public:
   void releaseTensors();
 
   /// Seconds per call of `call`: after a warm-up call and an agreed number
-  /// of calls per sample, the median of `policy.samples` samples on this
+  /// of calls per sample, the fastest of `policy.samples` samples on this
   /// rank, each started by a barrier of the world (and ended by one with
   /// `policy.untilAllDone`); with `policy.idleGap`, the calls alone, each
   /// after the gap. Every rank must time the same calls.
   llvm::Expected<double> time(llvm::function_ref<metart_status()> call,
                               llvm::StringRef what, SamplePolicy policy);
-  /// time() of every rank, then the slowest rank's median.
+  /// time() of every rank, then the slowest rank's.
   llvm::Expected<double> slowestTime(llvm::function_ref<metart_status()> call,
                                      llvm::StringRef what, SamplePolicy policy);
   /// slowestTime() of a kernel called the way compiled code calls it
@@ -131,14 +140,8 @@ private:
   uint64_t variedTensors = 0;
   int64_t activeRanks = INT64_MAX;
   bool idleRanksPoll = false;
+  bool hotOperands = false;
 };
-
-/// How many copies of a call's operands (`bytes` in all) the measurements
-/// cycle through, one per call: up to 32 and 256 MiB. A step's ops read
-/// tensors written several ops earlier, so small operands are still in
-/// cache and large ones come from memory; the same operands call after call
-/// would all stay in cache.
-int operandCopies(double bytes);
 
 /// Seconds on a steady clock.
 double now();

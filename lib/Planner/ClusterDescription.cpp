@@ -138,6 +138,7 @@ template <> struct MappingTraits<KernelFit> {
     io.mapRequired("beta", k.beta);
     io.mapOptional("bytes", k.bytes);
     io.mapOptional("seconds", k.seconds);
+    io.mapOptional("hot_seconds", k.hotSeconds);
   }
   static std::string validate(IO &io, KernelFit &k) {
     if (failedAlready(io))
@@ -161,11 +162,17 @@ template <> struct MappingTraits<KernelFit> {
       return what + ": 'bytes' and 'seconds' must have as many entries (" +
              std::to_string(k.bytes.size()) + " and " +
              std::to_string(k.seconds.size()) + ")";
+    if (!k.hotSeconds.empty() && k.hotSeconds.size() != k.bytes.size())
+      return what + ": 'bytes' and 'hot_seconds' must have as many entries (" +
+             std::to_string(k.bytes.size()) + " and " +
+             std::to_string(k.hotSeconds.size()) + ")";
     for (size_t i = 0; i < k.bytes.size(); ++i) {
       if (!positive(k.bytes[i]))
         return mustBe(what, "bytes", k.bytes[i]);
       if (!positive(k.seconds[i]))
         return mustBe(what, "seconds", k.seconds[i]);
+      if (!k.hotSeconds.empty() && !positive(k.hotSeconds[i]))
+        return mustBe(what, "hot_seconds", k.hotSeconds[i]);
       if (i > 0 && !(k.bytes[i] > k.bytes[i - 1]))
         return what + ": 'bytes' must increase, got " +
                std::to_string(k.bytes[i]) + " after " +
@@ -195,6 +202,8 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapRequired("memory_bandwidth", d.memoryBandwidth);
     io.mapRequired("launch_overhead", d.launchOverhead);
     io.mapOptional("gemm", d.gemmRates);
+    io.mapOptional("gemm_hot", d.gemmHotRates);
+    io.mapOptional("cache_bytes", d.cacheBytes, 0.0);
     io.mapOptional("kernels", d.kernelFits);
     io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
     io.mapOptional("parallel_dispatch", d.parallelDispatch, 0.0);
@@ -226,6 +235,11 @@ template <> struct MappingTraits<DeviceDescription> {
     for (size_t i = 1; i < d.gemmRates.size(); ++i)
       if (!(d.gemmRates[i].flops > d.gemmRates[i - 1].flops))
         return "device: 'gemm' must be sorted by 'flops', increasing";
+    for (size_t i = 1; i < d.gemmHotRates.size(); ++i)
+      if (!(d.gemmHotRates[i].flops > d.gemmHotRates[i - 1].flops))
+        return "device: 'gemm_hot' must be sorted by 'flops', increasing";
+    if (!positive(d.cacheBytes, true))
+      return mustBe("device", "cache_bytes", d.cacheBytes, true);
     return "";
   }
 };
@@ -381,17 +395,19 @@ template <> struct MappingTraits<ClusterDescription> {
 
 } // namespace llvm::yaml
 
-double KernelFit::secondsFor(double callBytes) const {
+double KernelFit::secondsFor(double callBytes, bool hot) const {
+  const std::vector<double> &table =
+      hot && !hotSeconds.empty() ? hotSeconds : seconds;
   double line = alpha + callBytes / beta;
   if (bytes.empty() || callBytes <= bytes.front())
-    return bytes.empty() ? line : std::min(line, seconds.front());
+    return bytes.empty() ? line : std::min(line, table.front());
   if (callBytes >= bytes.back())
-    return seconds.back() * callBytes / bytes.back();
+    return table.back() * callBytes / bytes.back();
   size_t hi =
       std::upper_bound(bytes.begin(), bytes.end(), callBytes) - bytes.begin();
   size_t lo = hi - 1;
   double t = std::log(callBytes / bytes[lo]) / std::log(bytes[hi] / bytes[lo]);
-  return std::exp(std::log(seconds[lo]) * (1 - t) + std::log(seconds[hi]) * t);
+  return std::exp(std::log(table[lo]) * (1 - t) + std::log(table[hi]) * t);
 }
 
 const KernelFit *DeviceDescription::kernel(llvm::StringRef kind) const {

@@ -5,6 +5,7 @@
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Partition/Mesh.h"
+#include "metac/Planner/CacheResidency.h"
 #include "metac/Planner/CollectiveCost.h"
 #include "metac/Planner/OpCost.h"
 
@@ -147,8 +148,11 @@ double rateFor(const PeakFlops &peak, Type element) {
 
 /// The rate of one GEMM of `flops` on `device`: the calibrated table
 /// (interpolated in log-log by the GEMM's FLOPs), else the peak.
-double gemmRate(double flops, Type element, const DeviceDescription &device) {
-  const std::vector<GemmRate> &table = device.gemmRates;
+double gemmRate(double flops, Type element, const DeviceDescription &device,
+                bool hot = false) {
+  const std::vector<GemmRate> &table = hot && !device.gemmHotRates.empty()
+                                           ? device.gemmHotRates
+                                           : device.gemmRates;
   if (table.empty())
     return rateFor(device.peakFlops, element);
   // Below the smallest measured GEMM a call costs no less than it: a
@@ -283,10 +287,14 @@ public:
 private:
   struct Cached {
     OpCost cost;
-    /// The call's time, and its fixed part (launch, dispatch).
-    double seconds, launch;
+    /// The call's time with its operands from memory and from cache, and
+    /// its fixed part (launch, dispatch).
+    double seconds, hotSeconds, launch;
   };
   const Cached &costOf(Operation *op);
+  /// One call of `op` (its operands from cache when `hot`); sets `launch`
+  /// to its fixed part.
+  double priceCall(Operation *op, const OpCost &cost, bool hot, double &launch);
   unsigned maskOf(ArrayRef<int16_t> axes) {
     unsigned mask = 0;
     for (int16_t a : axes)
@@ -322,67 +330,72 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
   if (isa<arith::ConstantOp>(op) && op->getNumResults() &&
       isa<RankedTensorType>(op->getResult(0).getType()))
     entry.cost.bytes = double(byteSize(op->getResult(0).getType()));
-  const OpCost &c = entry.cost;
-  entry.seconds = 0;
   entry.launch = 0;
-  if (c.flops > 0 || c.bytes > 0) {
-    StringRef kind = kernelKind(op);
-    const KernelFit *fit = device.kernel(kind);
-    // Kinds newer than a description fall back on their nearest kin.
-    if (kind == "erf" && !fit)
-      fit = device.kernel("transcendental");
-    if ((kind == "transcendental" || kind == "erf") && !fit)
-      fit = device.kernel("elementwise");
-    if (kind == "window" && !fit)
-      fit = device.kernel("reduce");
-    double memory =
-        device.memoryBandwidth > 0 ? c.bytes / device.memoryBandwidth : 0;
-    double compute = 0;
-    if (isProduct(op)) {
-      // GEMM by GEMM, as the runtime calls BLAS; a convolution's columns
-      // move at the transpose kernel's rate (im2col is a strided gather).
-      ProductShape shape = productShapeOf(op);
-      double perCall = c.flops / shape.calls;
-      compute =
-          shape.calls * perCall / gemmRate(perCall, elementTypeOf(op), device);
-      if (shape.columnBytes > 0) {
-        const KernelFit *gather = device.kernel("transpose");
-        double rate = gather ? gather->beta : device.memoryBandwidth;
-        compute += rate > 0 ? shape.columnBytes / rate : 0;
-      }
-    } else {
-      double rate = rateFor(device.peakFlops, elementTypeOf(op));
-      compute = rate > 0 ? c.flops / rate : 0;
-    }
-    if (fit) {
-      // Calibrated: the kind's own cost per call and per byte (products:
-      // per call, then their GEMMs).
-      entry.launch = fit->alpha;
-      entry.seconds = kind == "product"
-                          ? fit->alpha + std::max(compute, c.bytes / fit->beta)
-                          : fit->secondsFor(c.bytes);
-      // A softmax is a reduction that also takes an exponential of every
-      // element.
-      if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
-        if (const KernelFit *exp = device.kernel("transcendental"))
-          entry.seconds +=
-              exp->secondsFor(2 * double(byteSize(op->getResult(0).getType())));
-      // Elementwise loops large enough are split over the runtime's
-      // threads: waking them is a fixed cost of its own.
-      if ((kind == "elementwise" || kind == "transcendental" ||
-           kind == "erf") &&
-          device.parallelMinElements > 0 && op->getNumResults() &&
-          int64_t(elementsOf(op->getResult(0).getType())) >=
-              device.parallelMinElements) {
-        entry.launch += device.parallelDispatch;
-        entry.seconds += device.parallelDispatch;
-      }
-    } else {
-      entry.launch = device.launchOverhead;
-      entry.seconds = device.launchOverhead + std::max(compute, memory);
-    }
-  }
+  entry.seconds = entry.hotSeconds =
+      priceCall(op, entry.cost, false, entry.launch);
+  if (entry.seconds > 0)
+    entry.hotSeconds = priceCall(op, entry.cost, true, entry.launch);
   return entry;
+}
+
+double Estimator::priceCall(Operation *op, const OpCost &c, bool hot,
+                            double &launch) {
+  if (c.flops <= 0 && c.bytes <= 0)
+    return 0;
+  StringRef kind = kernelKind(op);
+  const KernelFit *fit = device.kernel(kind);
+  // Kinds newer than a description fall back on their nearest kin.
+  if (kind == "erf" && !fit)
+    fit = device.kernel("transcendental");
+  if ((kind == "transcendental" || kind == "erf") && !fit)
+    fit = device.kernel("elementwise");
+  if (kind == "window" && !fit)
+    fit = device.kernel("reduce");
+  double memory =
+      device.memoryBandwidth > 0 ? c.bytes / device.memoryBandwidth : 0;
+  double compute = 0;
+  if (isProduct(op)) {
+    // GEMM by GEMM, as the runtime calls BLAS; a convolution's columns
+    // move at the transpose kernel's rate (im2col is a strided gather).
+    ProductShape shape = productShapeOf(op);
+    double perCall = c.flops / shape.calls;
+    compute = shape.calls * perCall /
+              gemmRate(perCall, elementTypeOf(op), device, hot);
+    if (shape.columnBytes > 0) {
+      const KernelFit *gather = device.kernel("transpose");
+      double rate = gather ? gather->beta : device.memoryBandwidth;
+      compute += rate > 0 ? shape.columnBytes / rate : 0;
+    }
+  } else {
+    double rate = rateFor(device.peakFlops, elementTypeOf(op));
+    compute = rate > 0 ? c.flops / rate : 0;
+  }
+  if (!fit) {
+    launch = device.launchOverhead;
+    return device.launchOverhead + std::max(compute, memory);
+  }
+  // Calibrated: the kind's own cost per call and per byte (products: per
+  // call, then their GEMMs).
+  launch = fit->alpha;
+  double seconds = kind == "product"
+                       ? fit->alpha + std::max(compute, c.bytes / fit->beta)
+                       : fit->secondsFor(c.bytes, hot);
+  // A softmax is a reduction that also takes an exponential of every
+  // element.
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
+    if (const KernelFit *exp = device.kernel("transcendental"))
+      seconds += exp->secondsFor(
+          2 * double(byteSize(op->getResult(0).getType())), hot);
+  // Elementwise loops large enough are split over the runtime's threads:
+  // waking them is a fixed cost of its own.
+  if ((kind == "elementwise" || kind == "transcendental" || kind == "erf") &&
+      device.parallelMinElements > 0 && op->getNumResults() &&
+      int64_t(elementsOf(op->getResult(0).getType())) >=
+          device.parallelMinElements) {
+    launch += device.parallelDispatch;
+    seconds += device.parallelDispatch;
+  }
+  return seconds;
 }
 
 double Estimator::transferSeconds(int64_t from, int64_t to, double bytes) {
@@ -400,6 +413,15 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   for (BlockArgument arg : function.getArguments())
     program.persistentBytes += roundUp(byteSize(arg.getType()));
   program.scratchBytes = replayScratch(function).peakBytes;
+  // Where both are calibrated, an op runs between its speed on operands
+  // from memory and on operands in cache, by the share it finds in cache.
+  bool hotTables = !device.gemmHotRates.empty() ||
+                   llvm::any_of(device.kernelFits, [](const KernelFit &k) {
+                     return !k.hotSeconds.empty();
+                   });
+  DenseMap<Operation *, double> inCache;
+  if (hotTables)
+    inCache = cacheResidency(function, device.cacheBytes);
   Event compute;
   auto flush = [&] {
     if (compute.seconds > 0)
@@ -458,13 +480,15 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     const Cached &c = costOf(op);
     program.flops += c.cost.flops;
     if (c.seconds > 0) {
-      compute.seconds += c.seconds;
+      double cached = inCache.lookup(op);
+      double seconds = c.seconds + cached * (c.hotSeconds - c.seconds);
+      compute.seconds += seconds;
       ++program.calls;
       ++program.computeCalls;
       program.launchSeconds += c.launch;
       auto &entry = program.perOp[op->getName().getStringRef().str()];
       ++entry.first;
-      entry.second += c.seconds;
+      entry.second += seconds;
     }
   });
   flush();

@@ -58,8 +58,14 @@ struct KernelFit {
   /// largest it grows at the largest's time per byte, below the smallest it
   /// follows the fit.
   std::vector<double> bytes, seconds;
-  /// A call of `bytes` bytes.
-  double secondsFor(double bytes) const;
+  /// The same calls with their operands in cache (optional; as many as
+  /// `bytes`): what a call costs when the data it reads was touched
+  /// recently, as in a program whose ops consume what the previous ones
+  /// wrote. `seconds` are with operands from memory.
+  std::vector<double> hotSeconds;
+  /// A call of `bytes` bytes, its operands from memory (`hot`: from cache,
+  /// where measured).
+  double secondsFor(double bytes, bool hot = false) const;
 };
 
 /// One device (all devices of a cluster are alike).
@@ -79,6 +85,12 @@ struct DeviceDescription {
   /// weight, per batch entry of a matmul, per image of a convolution) is
   /// priced GEMM by GEMM.
   std::vector<GemmRate> gemmRates;
+  /// The same GEMMs with their operands in cache (optional).
+  std::vector<GemmRate> gemmHotRates;
+  /// The bytes of cache a device keeps to itself (a CPU core's L2 and its
+  /// share of the L3); 0: unknown. Data touched again within this many
+  /// bytes of other data is read from cache (the `hot` tables).
+  double cacheBytes = 0;
   /// Fitted costs of kinds of kernels; kinds not listed follow the
   /// roofline with `launchOverhead`.
   std::vector<KernelFit> kernelFits;
