@@ -120,7 +120,8 @@ double cacheBytesPerRank(int64_t cores, int64_t localRanks) {
     if (std::atoi(level.c_str()) < 2 || type == "Instruction")
       continue;
     // "2048K"
-    llvm::StringRef size = read("size");
+    std::string sizeText = read("size");
+    llvm::StringRef size = sizeText;
     uint64_t kib = 0;
     if (size.consume_back("K") && !size.getAsInteger(10, kib) && kib > 0) {
       // "0-1" or "0,2": the cpus sharing this cache.
@@ -435,7 +436,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
         "(the second time / the first - 1) x {0} / {1}, in [0, 1].",
         host.onlineCores, n - host.onlineCores));
   note("Every figure is measured through metart's C API with all ranks "
-       "running at once; a time is the slowest rank's fastest sample, "
+       "running at once; a time is the slowest rank's median of samples, "
        "each started by a barrier (a compute sample also ends when every "
        "rank is done). Each kernel call allocates its result with "
        "metart_scratch_alloc and gives it back with metart_scratch_free "
@@ -464,7 +465,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "every operand and result (as the cost model counts them; operands "
       "hold varied values in [-1, 1), as data does), least "
       "squares on relative residuals over f32 tensors [T, N, H] in {0}; "
-      "each time the fastest of {1} samples of {2:f0} ms.",
+      "each time the median of {1} samples of {2:f0} ms.",
       llvm::join(llvm::map_range(plan.kernelShapes,
                                  [](const std::array<int64_t, 3> &s) {
                                    return shapeText(s);
@@ -492,7 +493,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "[M]) and by a [T, M, K] weight per task (bias [T, M]), and "
       "metart_nn_matmul [T, N, M]^T x [T, N, K] (a weight's gradient), for "
       "T, N, K, M in {0}; and metart_nn_matmul n x n by n x n, n in {1}; "
-      "each in f32 and f64, the fastest of {2} samples of {3:f0} ms (squares: "
+      "each in f32 and f64, medians of {2} samples of {3:f0} ms (squares: "
       "of {4:f0} ms). alpha: the per-call part, time = alpha + flops / r "
       "fitted over the f32 products (at most half the fastest call); beta: "
       "the elementwise beta, raised so that no measured product is priced "
@@ -552,7 +553,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   }
   note(llvm::formatv("launch_overhead: the larger of the elementwise alpha "
                      "and a metart_nn_binary add of 4 f32 elements ({0}, "
-                     "fastest of {1} samples of {2:f0} ms), the floor of a "
+                     "median of {1} samples of {2:f0} ms), the floor of a "
                      "call of a kind without a fit.",
                      microseconds(*floor), plan.tiny.samples,
                      plan.tiny.sampleSeconds * 1e3));
@@ -566,7 +567,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
     note(llvm::formatv(
         "collective_fits: time = alpha + bytes / beta, least squares on "
         "relative residuals over {0} payloads of {1} to {2} per rank (f32; "
-        "all_gather counts the gathered result), each the fastest of {3} "
+        "all_gather counts the gathered result), each the median of {3} "
         "samples of {4:f0} ms; groups of g are the data axis of mesh "
         "task=N/g,data=g, all groups at once.",
         plan.messageBytes.size(), bytesText(plan.messageBytes.front()),

@@ -3,7 +3,7 @@
 // For every group size g that divides the world, the world is laid out as
 // task = N/g, data = g and each collective runs over the data axis: all
 // N/g groups at once, as they do in a step of a task- and data-parallel
-// program. Each size is timed as the slowest rank's fastest sample, and
+// program. Each size is timed as the slowest rank's median, and
 // time = α + bytes / β is fitted over the sizes. Point to point is a
 // ping-pong between ranks 2i and 2i+1 (all pairs at once): half a round
 // trip per message. The same times are also kept as a table of bus

@@ -108,13 +108,13 @@ public:
   void releaseTensors();
 
   /// Seconds per call of `call`: after a warm-up call and an agreed number
-  /// of calls per sample, the fastest of `policy.samples` samples on this
+  /// of calls per sample, the median of `policy.samples` samples on this
   /// rank, each started by a barrier of the world (and ended by one with
   /// `policy.untilAllDone`); with `policy.idleGap`, the calls alone, each
   /// after the gap. Every rank must time the same calls.
   llvm::Expected<double> time(llvm::function_ref<metart_status()> call,
                               llvm::StringRef what, SamplePolicy policy);
-  /// time() of every rank, then the slowest rank's.
+  /// time() of every rank, then the slowest rank's median.
   llvm::Expected<double> slowestTime(llvm::function_ref<metart_status()> call,
                                      llvm::StringRef what, SamplePolicy policy);
   /// slowestTime() of a kernel called the way compiled code calls it

@@ -333,8 +333,11 @@ const Estimator::Cached &Estimator::costOf(Operation *op) {
   entry.launch = 0;
   entry.seconds = entry.hotSeconds =
       priceCall(op, entry.cost, false, entry.launch);
+  // Operands in cache are never slower: where the two measurements say
+  // otherwise, that is noise.
   if (entry.seconds > 0)
-    entry.hotSeconds = priceCall(op, entry.cost, true, entry.launch);
+    entry.hotSeconds =
+        std::min(entry.seconds, priceCall(op, entry.cost, true, entry.launch));
   return entry;
 }
 
