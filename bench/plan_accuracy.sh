@@ -13,7 +13,8 @@
 # binary to use as it is), and ITERS_<spec>
 # for the meta-iterations of each run (the first one is not timed);
 # REPEATS (2) runs of each plan, the fastest kept; RUNS=0 re-plans and
-# compares without running plans not yet measured.
+# compares without running plans not yet measured. Each calibration and
+# each plan's runs are paired with a drift probe (below).
 # Ends with exactly one line:
 #   plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
 #   within W% of best measured
@@ -41,9 +42,25 @@ for spec in $specs; do
   sed '/^ *evaluate *{.*}$/d' "$root/examples/$spec.meta" >"$out/$spec.meta"
 done
 
+# The drift probe: this machine's speed moves (by 40% within the hour on
+# the 2-core VMs of this project), so every calibration and every measured
+# plan is paired with a fixed reference run taken just before it (one
+# process, the sinusoid, 400 meta-iterations: about a second). The
+# comparison reports the error with and without scaling each prediction by
+# the probe's change since its calibration.
+sed '/^ *evaluate *{.*}$/d' "$root/examples/sinusoid.meta" >"$out/probe.meta"
+probe() {
+  "$metac" run "$out/probe.meta" --np=1 --mesh=task=1 --iterations=400 \
+    --quiet </dev/null 2>&1 | sed -n 's/.*, \([0-9.]*\) ms\/iteration.*/\1/p' | head -1
+}
+
 for n in $(seq 1 "$maxnp"); do
   cluster=$out/cpu-$n.yaml
-  [ -s "$cluster" ] || "$metac" calibrate --np="$n" --quiet -o "$cluster"
+  if [ ! -s "$cluster" ]; then
+    before=$(probe)
+    "$metac" calibrate --np="$n" --quiet -o "$cluster"
+    echo "$before $(probe)" >"$out/probe-cpu-$n.txt"
+  fi
 done
 
 for spec in $specs; do
@@ -75,6 +92,7 @@ PY
       # REPEATS runs of the plan; the fastest counts (other work on the
       # machine only ever slows a run down).
       best=""
+      drift=$(probe)
       for r in $(seq 1 "${REPEATS:-2}"); do
         if "$metac" run "$out/$spec.meta" --np="$n" --mesh="$mesh" "${extra[@]}" \
           --iterations="${iters[$spec]}" --quiet --metrics="$out/metrics-$tag.jsonl" \
@@ -91,7 +109,7 @@ PY
           break
         fi
       done
-      [ -n "$best" ] && echo "$best" >"$result"
+      [ -n "$best" ] && echo "$best $drift" >"$result"
     done <"$out/list-$spec-$n.txt"
   done
 done

@@ -95,16 +95,18 @@ struct Host {
   int64_t onlineCores = 1, affinityCores = 1, localRanks = 1;
   int64_t loopThreads = 1;
   uint64_t memoryBytes = 0;
-  /// The cache each local rank keeps to itself: of every level from L2 up,
-  /// its size over the ranks sharing one.
+  /// The cache each local rank keeps to itself (cacheBytesPerRank).
   double cacheBytesPerRank = 0;
   std::string openblasThreads;
 };
 
-/// Sums the caches of cpu0 from L2 up (sysfs), each divided among the
-/// `localRanks` ranks that share one (ranks spread over the `cores`).
+/// The cache a rank keeps to itself: cpu0's caches from L2 up that no
+/// other cpu shares (sysfs), divided among the `localRanks` ranks that
+/// take turns on a core when they outnumber the `cores`. A shared level
+/// (the L3 of a socket, which on a virtual machine other tenants use as
+/// well) counts only where no level is private, over the ranks sharing it.
 double cacheBytesPerRank(int64_t cores, int64_t localRanks) {
-  double total = 0;
+  double privateBytes = 0, sharedBytes = 0;
   for (int index = 0;; ++index) {
     std::string dir =
         "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
@@ -123,27 +125,28 @@ double cacheBytesPerRank(int64_t cores, int64_t localRanks) {
     std::string sizeText = read("size");
     llvm::StringRef size = sizeText;
     uint64_t kib = 0;
-    if (size.consume_back("K") && !size.getAsInteger(10, kib) && kib > 0) {
-      // "0-1" or "0,2": the cpus sharing this cache.
-      int64_t sharing = 0;
-      llvm::SmallVector<llvm::StringRef> ranges;
-      llvm::StringRef(read("shared_cpu_list")).split(ranges, ',');
-      for (llvm::StringRef range : ranges) {
-        auto [first, last] = range.split('-');
-        int64_t a = 0, b = 0;
-        if (first.getAsInteger(10, a))
-          continue;
-        if (last.empty() || last.getAsInteger(10, b))
-          b = a;
-        sharing += b - a + 1;
-      }
-      sharing = std::clamp<int64_t>(sharing, 1, cores);
-      double ranksPerCache =
-          std::max(1.0, double(localRanks) * double(sharing) / double(cores));
-      total += double(kib) * 1024 / ranksPerCache;
+    if (!size.consume_back("K") || size.getAsInteger(10, kib) || kib == 0)
+      continue;
+    // "0-1" or "0,2": the cpus sharing this cache.
+    int64_t sharing = 0;
+    llvm::SmallVector<llvm::StringRef> ranges;
+    llvm::StringRef(read("shared_cpu_list")).split(ranges, ',');
+    for (llvm::StringRef range : ranges) {
+      auto [first, last] = range.split('-');
+      int64_t a = 0, b = 0;
+      if (first.getAsInteger(10, a))
+        continue;
+      if (last.empty() || last.getAsInteger(10, b))
+        b = a;
+      sharing += b - a + 1;
     }
+    sharing = std::clamp<int64_t>(sharing, 1, cores);
+    double ranksPerCache =
+        std::max(1.0, double(localRanks) * double(sharing) / double(cores));
+    (sharing == 1 ? privateBytes : sharedBytes) +=
+        double(kib) * 1024 / ranksPerCache;
   }
-  return total;
+  return privateBytes > 0 ? privateBytes : sharedBytes;
 }
 
 Host describeHost(int64_t worldSize) {
@@ -413,10 +416,11 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "Every kernel and product is timed twice: its operands cycling "
       "through copies (from memory as far as 256 MiB of copies allow: "
       "'seconds', 'gemm') and the same operands call after call (from "
-      "cache: 'hot_seconds', 'gemm_hot'). cache_bytes ({0:f1} MiB): the "
-      "caches from L2 up that a rank keeps to itself (sysfs, each level "
-      "over the ranks sharing one); the cost model reads an operand touched "
-      "again within that many bytes of other data from cache.",
+      "cache: 'hot_seconds', 'gemm_hot'). cache_bytes ({0:f2} MiB): the "
+      "caches from L2 up private to a core (sysfs; over the ranks taking "
+      "turns on it), the cache the hot times come from; the cost model "
+      "reads an operand touched again within that many bytes of other data "
+      "from cache.",
       device.cacheBytes / 1048576));
   if (!options.cuda && n > host.onlineCores)
     note(llvm::formatv(
