@@ -3,6 +3,7 @@
 #include "metac/Planner/CacheResidency.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Planner/OpCost.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
@@ -17,13 +18,7 @@ using namespace metac::planner;
 
 namespace {
 
-double bytesOf(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || !t.hasStaticShape())
-    return 0;
-  return double(t.getNumElements()) *
-         std::max<unsigned>(t.getElementTypeBitWidth() / 8, 1);
-}
+double bytesOf(Type type) { return double(tensorBytes(type)); }
 
 /// Ops whose result is their operand's buffer (no call touches it).
 bool isView(Operation *op) {

@@ -33,13 +33,7 @@ uint64_t roundUp(uint64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-uint64_t byteSize(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || !t.hasStaticShape())
-    return 0;
-  return uint64_t(t.getNumElements()) *
-         std::max<unsigned>(t.getElementTypeBitWidth() / 8, 1);
-}
+uint64_t byteSize(Type type) { return tensorBytes(type); }
 
 uint64_t elementsOf(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);

@@ -22,13 +22,7 @@ double elements(Value v) {
   return type && type.hasStaticShape() ? double(type.getNumElements()) : 0;
 }
 
-double bytesOf(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  return double(type.getNumElements()) *
-         std::max<unsigned>(type.getElementTypeBitWidth() / 8, 1);
-}
+double bytesOf(Value v) { return double(tensorBytes(v.getType())); }
 
 /// The product of the last `count` dimensions of `v`'s type.
 double trailing(Value v, unsigned count) {
@@ -156,4 +150,12 @@ OpCost metac::planner::estimateFunctionCost(func::FuncOp function) {
   OpCost total;
   function.walk([&](Operation *op) { total += estimateOpCost(op); });
   return total;
+}
+
+uint64_t metac::planner::tensorBytes(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return 0;
+  return uint64_t(t.getNumElements()) *
+         std::max<unsigned>(t.getElementTypeBitWidth() / 8, 1);
 }

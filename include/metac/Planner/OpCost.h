@@ -40,6 +40,9 @@ struct OpCost {
 /// The cost of `op` alone (not of ops nested in its regions).
 OpCost estimateOpCost(mlir::Operation *op);
 
+/// The bytes of a statically shaped tensor type (0 for anything else).
+uint64_t tensorBytes(mlir::Type type);
+
 /// The sum over every op of `function`, nested ones included.
 OpCost estimateFunctionCost(mlir::func::FuncOp function);
 
