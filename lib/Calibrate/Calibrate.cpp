@@ -101,11 +101,17 @@ struct Host {
 };
 
 /// The cache a rank keeps to itself: cpu0's caches from L2 up that no
-/// other cpu shares (sysfs), divided among the `localRanks` ranks that
-/// take turns on a core when they outnumber the `cores`. A shared level
-/// (the L3 of a socket, which on a virtual machine other tenants use as
-/// well) counts only where no level is private, over the ranks sharing it.
+/// other cpu shares (sysfs). A shared level (the L3 of a socket, which on
+/// a virtual machine other tenants use as well) counts only where no level
+/// is private, over the ranks sharing it. None when ranks outnumber the
+/// `cores`: they take turns on a core at every message and every poll of
+/// a waiting rank, each filling its caches with its own data (measured:
+/// the sinusoid and Fashion-MNIST on 4 and 5 ranks on 2 cores ran as their
+/// kernels do on operands from memory, 0-20% slower than the hot tables
+/// predicted with the cache split among the ranks; docs/plan-accuracy.md).
 double cacheBytesPerRank(int64_t cores, int64_t localRanks) {
+  if (localRanks > cores)
+    return 0;
   double privateBytes = 0, sharedBytes = 0;
   for (int index = 0;; ++index) {
     std::string dir =
@@ -417,10 +423,10 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
       "through copies (from memory as far as 256 MiB of copies allow: "
       "'seconds', 'gemm') and the same operands call after call (from "
       "cache: 'hot_seconds', 'gemm_hot'). cache_bytes ({0:f2} MiB): the "
-      "caches from L2 up private to a core (sysfs; over the ranks taking "
-      "turns on it), the cache the hot times come from; the cost model "
-      "reads an operand touched again within that many bytes of other data "
-      "from cache.",
+      "caches from L2 up private to a core (sysfs), the cache the hot "
+      "times come from, none when ranks outnumber cores and take turns on "
+      "them; the cost model reads an operand touched again within that "
+      "many bytes of other data from cache.",
       device.cacheBytes / 1048576));
   if (!options.cuda && n > host.onlineCores)
     note(llvm::formatv(

@@ -20,9 +20,11 @@ bool wantsPlanner(meta::TrainOp train, const PlanRequest &request) {
   return request.allTrainings || train->hasAttr("meta.plan_auto");
 }
 
-/// The cluster description for `train`: --cluster, else the spec's.
+/// The cluster description for `train`: --cluster, else the spec's
+/// (`quiet`: without reporting why there is none).
 std::optional<ClusterDescription> clusterFor(meta::TrainOp train,
-                                             const PlanRequest &request) {
+                                             const PlanRequest &request,
+                                             bool quiet = false) {
   std::string path = request.clusterFile;
   if (path.empty())
     if (auto spec = train->getAttrOfType<StringAttr>("meta.plan_cluster")) {
@@ -34,6 +36,8 @@ std::optional<ClusterDescription> clusterFor(meta::TrainOp train,
       path = std::string(resolved);
     }
   if (path.empty()) {
+    if (quiet)
+      return std::nullopt;
     train.emitError() << "automatic planning of '" << train.getSymName()
                       << "' needs a cluster description: give "
                          "--cluster=FILE or write parallel { auto, cluster = "
@@ -44,7 +48,7 @@ std::optional<ClusterDescription> clusterFor(meta::TrainOp train,
   llvm::raw_string_ostream os(errors);
   std::optional<ClusterDescription> cluster =
       readClusterDescriptionFile(path, os);
-  if (!cluster) {
+  if (!cluster && !quiet) {
     llvm::errs() << errors;
     train.emitError() << "cannot plan '" << train.getSymName()
                       << "': the cluster description '" << path
@@ -211,6 +215,23 @@ bool metac::driver::needsPlanner(ModuleOp module, const PlanRequest &request) {
   return needed;
 }
 
+bool metac::driver::plansFit(ModuleOp module, const PlanRequest &request) {
+  for (auto train : module.getOps<meta::TrainOp>()) {
+    if (!wantsPlanner(train, request))
+      continue;
+    std::optional<ClusterDescription> cluster =
+        clusterFor(train, request, /*quiet=*/true);
+    if (!cluster)
+      return false;
+    llvm::Expected<PlanResult> result = plan(module, train, *cluster, request);
+    if (!result) {
+      llvm::consumeError(result.takeError());
+      return false;
+    }
+  }
+  return true;
+}
+
 LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
                                                  const PlanRequest &request) {
   for (auto train : llvm::to_vector(module.getOps<meta::TrainOp>())) {
@@ -233,19 +254,20 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
                                           s[3], best.microBatches, schedule));
     const IterationEstimate &e = best.estimate;
-    train->setAttr(
-        "meta.auto_plan",
-        b.getDictionaryAttr({
-            b.getNamedAttr("cluster", b.getStringAttr(cluster->name)),
-            b.getNamedAttr("devices", b.getI64IntegerAttr(result->devices)),
-            b.getNamedAttr("plans_costed",
-                           b.getI64IntegerAttr(result->ranked.size() +
-                                               result->rejected.size())),
-            b.getNamedAttr("predicted_ms",
-                           b.getF64FloatAttr(e.seconds() * 1e3)),
-            b.getNamedAttr("peak_bytes",
-                           b.getI64IntegerAttr(int64_t(e.peakBytes()))),
-        }));
+    SmallVector<NamedAttribute> chosen{
+        b.getNamedAttr("cluster", b.getStringAttr(cluster->name)),
+        b.getNamedAttr("devices", b.getI64IntegerAttr(result->devices)),
+        b.getNamedAttr("plans_costed",
+                       b.getI64IntegerAttr(result->ranked.size() +
+                                           result->rejected.size())),
+        b.getNamedAttr("predicted_ms", b.getF64FloatAttr(e.seconds() * 1e3)),
+        b.getNamedAttr("peak_bytes",
+                       b.getI64IntegerAttr(int64_t(e.peakBytes())))};
+    // Recomputation the plan needed to fit (meta-autodiff's `remat`).
+    if (request.remat != 0)
+      chosen.push_back(
+          b.getNamedAttr("remat", b.getI64IntegerAttr(request.remat)));
+    train->setAttr("meta.auto_plan", b.getDictionaryAttr(chosen));
     train->removeAttr("meta.plan_auto");
   }
   return success();

@@ -29,10 +29,17 @@ struct PlanRequest {
   std::string clusterFile;
   std::string specDirectory;
   planner::PlannerOptions options;
+  /// The meta-gradient's recomputation the module was compiled with
+  /// (meta-autodiff's `remat`), recorded with the chosen plan.
+  int64_t remat = 0;
 };
 
 /// Whether some training of `module` is to be planned.
 bool needsPlanner(mlir::ModuleOp module, const PlanRequest &request);
+
+/// Whether every training that asks for planning has a plan that fits
+/// (says nothing: for trying recomputation before the real planning).
+bool plansFit(mlir::ModuleOp module, const PlanRequest &request);
 
 /// Plans the trainings that ask for it (at the autodiff phase) and sets
 /// their plans. Errors are emitted at the training.

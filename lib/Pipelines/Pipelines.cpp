@@ -82,7 +82,9 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     pm.addPass(createCSEPass());
   }
   if (after(Phase::Autodiff)) {
-    pm.addPass(meta::createMetaAutodiff());
+    meta::MetaAutodiffOptions autodiff;
+    autodiff.remat = options.remat;
+    pm.addPass(meta::createMetaAutodiff(autodiff));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

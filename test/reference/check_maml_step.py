@@ -157,6 +157,8 @@ def main():
     parser.add_argument("--metac", default="metac")
     parser.add_argument("--metac-eval", default="metac-eval")
     parser.add_argument("--seeds", default="1,2")
+    parser.add_argument("--metac-flag", action="append", default=[],
+                        help="an extra metac option (e.g. --remat=steps)")
     args = parser.parse_args()
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,7 +168,7 @@ def main():
             spec = write_spec(directory, config)
             step = directory / f"{name}.mlir"
             subprocess.run([args.metac, str(spec), "--compile-to=autodiff",
-                            "-o", str(step)], check=True)
+                            *args.metac_flag, "-o", str(step)], check=True)
             for seed in args.seeds.split(","):
                 result = subprocess.run(
                     [args.metac_eval, str(step), f"--entry={name}.step",

@@ -62,6 +62,10 @@ struct PipelineOptions {
   int64_t microBatches = 0;
   /// Pipeline schedule overriding the plan's (gpipe, 1f1b), or empty.
   std::string schedule;
+  /// Segments of the meta-gradient's forward that its reverse sweep
+  /// recomputes (meta-autodiff's `remat`: 0 none, -1 about the square root
+  /// of the inner steps).
+  int64_t remat = 0;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

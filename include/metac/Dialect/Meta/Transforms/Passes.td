@@ -25,7 +25,24 @@ def MetaAutodiff : Pass<"meta-autodiff"> {
 
     The body must be straight-line code of differentiable ops (inner loops
     are unrolled by the `expand` phase); anything else is reported.
+
+    Rematerialisation (`remat`): the forward of an outermost request is cut
+    after inner steps into segments, and the reverse sweep recomputes every
+    segment but the last from the values entering it (the checkpoints)
+    before it differentiates it, instead of keeping the segment's values
+    alive from the forward. Peak memory then holds the checkpoints and one
+    segment's values; with about the square root of the steps as segments
+    it grows with the square root of the inner steps. Each cut lies between
+    an inner step's gradient and the next one's, where the fewest forward
+    bytes are alive (after the update). The copies carry
+    `meta.recomputed` so that CSE keeps them apart from the originals.
   }];
+  let options = [
+    Option<"remat", "remat", "int64_t", /*default=*/"0",
+           "Segments of the outer forward recomputed in the reverse sweep: "
+           "0 or 1 keep every value, -1 about the square root of the inner "
+           "steps, N that many (at most the inner steps + 1)">
+  ];
   let dependentDialects = ["::metac::nn::NNDialect",
                            "::mlir::arith::ArithDialect"];
 }
