@@ -5,8 +5,9 @@
 // and reduced the shapes to the sizes of KernelSizes.h, so a backend only
 // computes; what it reports (KernelStatus) is what the checks could not see:
 // ids or labels out of range, sizes its libraries cannot take, failures of
-// the device. Float operands of one call share `dtype` (f32 or f64); ids and
-// labels have their own element type (i32 or i64). Results never overlap
+// the device. Float operands of one call share `dtype` (f32 or f64; bf16
+// and f16 reach only `convert`); ids and labels have their own element
+// type (i32 or i64). Results never overlap
 // operands, except for the elementwise kernels, whose result may be exactly
 // an operand.
 //
@@ -54,6 +55,15 @@ public:
   virtual KernelStatus replay() { return cannotRecord(); }
   /// Drops the recording and the memory only it uses.
   virtual void discardRecording() {}
+
+  /// Converts `count` floats from `from` to `to` (f32, f64, bf16, f16),
+  /// rounding to nearest, ties to even (f64 to a 16-bit type through f32).
+  /// Kernels on bf16 and f16 operands compute on f32 copies (ops/Widen.h).
+  virtual KernelStatus convert(metart_dtype from, metart_dtype to,
+                               int64_t count, const void *x, void *y) {
+    return {METART_ERROR_UNSUPPORTED,
+            "this backend has no bf16 or f16 conversion yet"};
+  }
 
   // Elementwise.
   virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,

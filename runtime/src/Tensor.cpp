@@ -68,6 +68,10 @@ std::string dtypeName(int32_t dtype) {
     return "i32";
   case METART_I64:
     return "i64";
+  case METART_BF16:
+    return "bf16";
+  case METART_F16:
+    return "f16";
   default:
     return "dtype " + std::to_string(dtype);
   }
@@ -81,6 +85,9 @@ size_t dtypeSize(int32_t dtype) {
   case METART_F64:
   case METART_I64:
     return 8;
+  case METART_BF16:
+  case METART_F16:
+    return 2;
   default:
     return 0;
   }
@@ -137,9 +144,10 @@ bool Checker::tensor(const char *name, const metart_tensor *t) {
 bool Checker::floatTensor(const char *name, const metart_tensor *t) {
   if (!tensor(name, t))
     return false;
-  if (t->dtype != METART_F32 && t->dtype != METART_F64)
-    return reject("expects ", name, " of element type f32 or f64, got ",
-                  describe(*t));
+  if (t->dtype != METART_F32 && t->dtype != METART_F64 &&
+      t->dtype != METART_BF16 && t->dtype != METART_F16)
+    return reject("expects ", name,
+                  " of element type f32, f64, bf16 or f16, got ", describe(*t));
   return true;
 }
 

@@ -139,7 +139,7 @@ public:
   /// `t` is non-null, of a known element type, of rank in [0, kMaxRank]
   /// with non-negative dimensions, and its data is non-null unless empty.
   bool tensor(const char *name, const metart_tensor *t);
-  /// `tensor`, and of element type f32 or f64.
+  /// `tensor`, and of element type f32, f64, bf16 or f16.
   bool floatTensor(const char *name, const metart_tensor *t);
   /// `tensor`, and of element type i32 or i64 (ids, labels).
   bool indexTensor(const char *name, const metart_tensor *t);

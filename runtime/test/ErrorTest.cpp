@@ -106,8 +106,8 @@ TEST_F(Errors, ElementTypes) {
                 "metart_nn_unary: y ([2, 3] f64) does not have the element "
                 "type of x ([2, 3] f32)");
   expectInvalid(metart_nn_unary(context, METART_EXP, ids.get(), ids.get()),
-                "metart_nn_unary: expects x of element type f32 or f64, got "
-                "[2] i32");
+                "metart_nn_unary: expects x of element type f32, f64, bf16 "
+                "or f16, got [2] i32");
   Owned table({4, 3}), rows({2, 3});
   expectInvalid(metart_nn_embedding(context, x.get(), table.get(), rows.get()),
                 "metart_nn_embedding: expects ids of element type i32 or i64, "

@@ -50,6 +50,11 @@ typedef enum metart_dtype {
   METART_F64 = 1,
   METART_I32 = 2,
   METART_I64 = 3,
+  /** bfloat16 and IEEE binary16: storage types. A kernel on them computes
+   *  in f32 on widened operands and rounds its results to nearest even,
+   *  so products and reductions accumulate in f32. */
+  METART_BF16 = 4,
+  METART_F16 = 5,
 } metart_dtype;
 
 typedef enum metart_backend {
@@ -134,6 +139,11 @@ void metart_memory_stats_get(const metart_context *context,
 /*===----------------------------------------------------------------------===*
  * Kernels: one per nn op
  *===----------------------------------------------------------------------===*/
+
+/** Converts `x` into `y`, of the same shape and another float element type
+ *  (f32, f64, bf16, f16), rounding to nearest, ties to even. */
+metart_status metart_convert(metart_context *context, const metart_tensor *x,
+                             const metart_tensor *y);
 
 /** Fills `y` with `value` (splat constants). */
 metart_status metart_fill(metart_context *context, const metart_tensor *y,

@@ -23,9 +23,21 @@ MPI_Datatype mpiType(metart_dtype dtype) {
     return MPI_DOUBLE;
   case METART_I32:
     return MPI_INT32_T;
+  case METART_BF16:
+  case METART_F16:
+    return MPI_UINT16_T; // moved, never reduced (reducible() below)
   default:
     return MPI_INT64_T;
   }
+}
+
+/// MPI has no 16-bit float type to reduce.
+KernelStatus reducible(metart_dtype dtype) {
+  if (dtype == METART_BF16 || dtype == METART_F16)
+    return {METART_ERROR_UNSUPPORTED,
+            "MPI reduces no 16-bit floats: reduce f32 (convert the operand "
+            "first)"};
+  return KernelStatus::ok();
 }
 
 MPI_Op mpiOp(Reduction reduction) {
@@ -106,6 +118,8 @@ KernelStatus MpiTransport::unstage(void *device, const void *host,
 KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype,
                                      Reduction reduction) {
+  if (KernelStatus s = reducible(dtype); s.failed())
+    return s;
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())
     return s;
@@ -155,6 +169,8 @@ KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
                                          int64_t count, metart_dtype dtype,
                                          Reduction reduction) {
+  if (KernelStatus s = reducible(dtype); s.failed())
+    return s;
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())
     return s;

@@ -28,6 +28,10 @@ ncclDataType_t ncclType(metart_dtype dtype) {
     return ncclFloat64;
   case METART_I32:
     return ncclInt32;
+  case METART_BF16:
+    return ncclBfloat16;
+  case METART_F16:
+    return ncclFloat16;
   default:
     return ncclInt64;
   }

@@ -46,6 +46,8 @@ public:
                     CopyKind kind) override;
   KernelStatus synchronize() override;
 
+  KernelStatus convert(metart_dtype from, metart_dtype to, int64_t count,
+                       const void *x, void *y) override;
   KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                     double value) override;
   KernelStatus unary(metart_unary_op op, metart_dtype dtype, int64_t count,

@@ -56,6 +56,9 @@ KernelStatus CpuBackend::fill(metart_dtype dtype, int64_t count, void *y,
   case METART_I64:
     fillAll(count, static_cast<int64_t *>(y), static_cast<int64_t>(value));
     break;
+  case METART_BF16:
+  case METART_F16: // computed in f32 (ops/Widen.h)
+    return {METART_ERROR_INVALID_ARGUMENT, "fill of a 16-bit float"};
   }
   return KernelStatus::ok();
 }

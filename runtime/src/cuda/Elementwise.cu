@@ -114,6 +114,9 @@ KernelStatus CudaBackend::fill(metart_dtype dtype, int64_t count, void *y,
     return fillOf(s, count, y, static_cast<int32_t>(value));
   case METART_I64:
     return fillOf(s, count, y, static_cast<int64_t>(value));
+  case METART_BF16:
+  case METART_F16: // computed in f32 (ops/Widen.h)
+    break;
   }
   return {METART_ERROR_INVALID_ARGUMENT, "unknown element type"};
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -105,9 +106,13 @@ metart_status metart_nn_conv2d(metart_context *context, const metart_tensor *x,
       !check.disjoint("y", *y, "weight", *weight) ||
       (bias && !check.disjoint("y", *y, "bias", *bias)))
     return check.result();
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->conv2d(dtypeOf(*x), g.sizes, x->data, weight->data,
-                               bias ? bias->data : nullptr, y->data));
+      w.finish(context->backend->conv2d(w.dtype(), g.sizes, xd, wd, bd, yd)));
 }
 
 metart_status metart_nn_conv2d_backward_input(metart_context *context,
@@ -127,8 +132,13 @@ metart_status metart_nn_conv2d_backward_input(metart_context *context,
       !check.disjoint("y", *y, "grad", *grad) ||
       !check.disjoint("y", *y, "weight", *weight))
     return check.result();
-  return check.finish(context->backend->conv2dBackwardInput(
-      dtypeOf(*grad), g.sizes, grad->data, weight->data, y->data));
+  Widened w(context, dtypeOf(*grad));
+  const void *gd = w.in(grad), *wd = w.in(weight);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->conv2dBackwardInput(w.dtype(), g.sizes, gd, wd, yd)));
 }
 
 metart_status metart_nn_conv2d_backward_weight(
@@ -144,6 +154,11 @@ metart_status metart_nn_conv2d_backward_weight(
       !check.disjoint("y", *y, "x", *x) ||
       !check.disjoint("y", *y, "grad", *grad))
     return check.result();
-  return check.finish(context->backend->conv2dBackwardWeight(
-      dtypeOf(*x), g.sizes, x->data, grad->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *gd = w.in(grad);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->conv2dBackwardWeight(w.dtype(), g.sizes, xd, gd, yd)));
 }

@@ -1,13 +1,15 @@
 //===- Elementwise.cpp - checks and dispatch of elementwise kernels -------===//
 //
 // `metart_fill` (of any element type: integer splat constants are ids or
-// labels), `metart_nn_unary`, `metart_nn_scale` and `metart_nn_binary`:
+// labels), `metart_convert` (between float element types),
+// `metart_nn_unary`, `metart_nn_scale` and `metart_nn_binary`:
 // operands of one shape and element type; the result may be exactly an
 // operand (in place) but not overlap one partially.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 #include <cmath>
 
@@ -25,8 +27,23 @@ metart_status metart_fill(metart_context *context, const metart_tensor *y,
       return check.invalid("value ", value, " is not an ", dtypeName(y->dtype),
                            " integer");
   }
+  Widened w(context, dtypeOf(*y));
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->fill(dtypeOf(*y), numElements(*y), y->data, value));
+      w.finish(context->backend->fill(w.dtype(), numElements(*y), yd, value)));
+}
+
+metart_status metart_convert(metart_context *context, const metart_tensor *x,
+                             const metart_tensor *y) {
+  Checker check(context, "metart_convert");
+  if (!check.floatTensor("x", x) || !check.floatTensor("y", y) ||
+      !check.shape("y", *y, shapeOf(*x)) ||
+      !check.disjoint("y", *y, "x", *x, /*allowSame=*/false))
+    return check.result();
+  return check.finish(context->backend->convert(
+      dtypeOf(*x), dtypeOf(*y), numElements(*x), x->data, y->data));
 }
 
 metart_status metart_nn_unary(metart_context *context, metart_unary_op op,
@@ -39,8 +56,13 @@ metart_status metart_nn_unary(metart_context *context, metart_unary_op op,
     return check.result();
   if (op < METART_NEG || op > METART_GELU)
     return check.invalid("unknown unary op ", static_cast<int>(op));
-  return check.finish(context->backend->unary(op, dtypeOf(*x), numElements(*x),
-                                              x->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->unary(op, w.dtype(), numElements(*x), xd, yd)));
 }
 
 metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
@@ -51,8 +73,13 @@ metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
       !check.shape("y", *y, shapeOf(*x)) ||
       !check.disjoint("y", *y, "x", *x, /*allowSame=*/true))
     return check.result();
-  return check.finish(context->backend->scale(dtypeOf(*x), numElements(*x),
-                                              x->data, factor, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->scale(w.dtype(), numElements(*x), xd, factor, yd)));
 }
 
 metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
@@ -72,6 +99,11 @@ metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
     return check.result();
   if (op < METART_ADD || op > METART_DIV)
     return check.invalid("unknown binary op ", static_cast<int>(op));
-  return check.finish(context->backend->binary(op, dtypeOf(*a), numElements(*a),
-                                               a->data, b->data, y->data));
+  Widened w(context, dtypeOf(*a));
+  const void *ad = w.in(a), *bd = w.in(b);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->binary(op, w.dtype(), numElements(*a), ad, bd, yd)));
 }

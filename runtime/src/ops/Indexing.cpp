@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -49,8 +50,13 @@ metart_status metart_nn_embedding(metart_context *context,
       !check.shape("y", *y, rows) || !check.disjoint("y", *y, "ids", *ids) ||
       !check.disjoint("y", *y, "table", *table))
     return check.result();
-  return check.finish(context->backend->embedding(
-      dtypeOf(*table), dtypeOf(*ids), sizes, ids->data, table->data, y->data));
+  Widened w(context, dtypeOf(*table));
+  const void *td = w.in(table);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->embedding(
+      w.dtype(), dtypeOf(*ids), sizes, ids->data, td, yd)));
 }
 
 metart_status metart_nn_embedding_backward(metart_context *context,
@@ -67,8 +73,13 @@ metart_status metart_nn_embedding_backward(metart_context *context,
       !check.disjoint("y", *y, "ids", *ids) ||
       !check.disjoint("y", *y, "grad", *grad))
     return check.result();
-  return check.finish(context->backend->embeddingBackward(
-      dtypeOf(*grad), dtypeOf(*ids), sizes, ids->data, grad->data, y->data));
+  Widened w(context, dtypeOf(*grad));
+  const void *gd = w.in(grad);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->embeddingBackward(
+      w.dtype(), dtypeOf(*ids), sizes, ids->data, gd, yd)));
 }
 
 metart_status metart_nn_one_hot(metart_context *context,
@@ -83,7 +94,11 @@ metart_status metart_nn_one_hot(metart_context *context,
                          shapeOf(*labels), " plus a class dimension");
   if (!check.disjoint("y", *y, "labels", *labels))
     return check.result();
-  return check.finish(context->backend->oneHot(dtypeOf(*y), dtypeOf(*labels),
-                                               numElements(*labels), ys.back(),
-                                               labels->data, y->data));
+  Widened w(context, dtypeOf(*y));
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->oneHot(
+      w.dtype(), dtypeOf(*labels), numElements(*labels), ys.back(),
+      labels->data, yd)));
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -51,9 +52,13 @@ metart_status metart_nn_linear(metart_context *context, const metart_tensor *x,
   sizes.rowsPerSlice = leading.dropFront(slices).product();
   sizes.in = in;
   sizes.out = out;
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->linear(dtypeOf(*x), sizes, x->data, weight->data,
-                               bias ? bias->data : nullptr, y->data));
+      w.finish(context->backend->linear(w.dtype(), sizes, xd, wd, bd, yd)));
 }
 
 metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
@@ -89,6 +94,11 @@ metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
   if (!check.shape("y", *y, expected) || !check.disjoint("y", *y, "a", *a) ||
       !check.disjoint("y", *y, "b", *b))
     return check.result();
+  Widened w(context, dtypeOf(*a));
+  const void *ad = w.in(a), *bd = w.in(b);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->matmul(dtypeOf(*a), sizes, a->data, b->data, y->data));
+      w.finish(context->backend->matmul(w.dtype(), sizes, ad, bd, yd)));
 }

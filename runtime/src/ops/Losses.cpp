@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -42,8 +43,13 @@ metart_status metart_nn_mse_loss(metart_context *context,
   sizes.entries = numElements(*y);
   sizes.samples = ps.dropFront(static_cast<size_t>(batch_rank)).product();
   sizes.classes = 1;
-  return check.finish(context->backend->mseLoss(
-      dtypeOf(*prediction), sizes, prediction->data, target->data, y->data));
+  Widened w(context, dtypeOf(*prediction));
+  const void *pd = w.in(prediction), *td = w.in(target);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(
+      w.finish(context->backend->mseLoss(w.dtype(), sizes, pd, td, yd)));
 }
 
 /// Checks logits `[B..., N..., C]` against labels `[B..., N...]` and a
@@ -84,9 +90,13 @@ metart_status metart_nn_cross_entropy_loss(metart_context *context,
   LossSizes sizes;
   if (!checkClassification(check, logits, labels, batch_rank, y, sizes))
     return check.result();
-  return check.finish(context->backend->crossEntropyLoss(
-      dtypeOf(*logits), dtypeOf(*labels), sizes, logits->data, labels->data,
-      y->data));
+  Widened w(context, dtypeOf(*logits));
+  const void *ld = w.in(logits);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->crossEntropyLoss(
+      w.dtype(), dtypeOf(*labels), sizes, ld, labels->data, yd)));
 }
 
 metart_status metart_nn_accuracy(metart_context *context,
@@ -97,7 +107,11 @@ metart_status metart_nn_accuracy(metart_context *context,
   LossSizes sizes;
   if (!checkClassification(check, logits, labels, batch_rank, y, sizes))
     return check.result();
-  return check.finish(
-      context->backend->accuracy(dtypeOf(*logits), dtypeOf(*labels), sizes,
-                                 logits->data, labels->data, y->data));
+  Widened w(context, dtypeOf(*logits));
+  const void *ld = w.in(logits);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->accuracy(
+      w.dtype(), dtypeOf(*labels), sizes, ld, labels->data, yd)));
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -78,8 +79,13 @@ metart_nn_batch_norm(metart_context *context, const metart_tensor *x,
                          : d < static_cast<int64_t>(slices) ? weightStrides[d]
                                                             : 0;
   }
-  return check.finish(context->backend->batchNorm(
-      dtypeOf(*x), sizes, x->data, weight->data, bias->data, epsilon, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->batchNorm(w.dtype(), sizes, xd, wd, bd, epsilon, yd)));
 }
 
 metart_status metart_nn_layer_norm(metart_context *context,
@@ -117,8 +123,13 @@ metart_status metart_nn_layer_norm(metart_context *context,
   sizes.rows = leading.product();
   sizes.rowsPerSlice = leading.dropFront(slices).product();
   sizes.width = xs.back();
-  return check.finish(context->backend->layerNorm(
-      dtypeOf(*x), sizes, x->data, weight->data, bias->data, epsilon, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->layerNorm(w.dtype(), sizes, xd, wd, bd, epsilon, yd)));
 }
 
 /// The (log-)softmax of `x` along `axis` into `y`.
@@ -139,8 +150,13 @@ static metart_status softmax(metart_context *context, const char *function,
   sizes.outer = xs.takeFront(static_cast<size_t>(axis)).product();
   sizes.axis = xs[axis];
   sizes.inner = xs.dropFront(static_cast<size_t>(axis) + 1).product();
-  return check.finish(context->backend->softmax(dtypeOf(*x), sizes, logarithm,
-                                                x->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(
+      w.finish(context->backend->softmax(w.dtype(), sizes, logarithm, xd, yd)));
 }
 
 metart_status metart_nn_softmax(metart_context *context, const metart_tensor *x,

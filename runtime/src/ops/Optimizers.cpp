@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 #include <cmath>
 #include <vector>
@@ -77,6 +78,11 @@ metart_status metart_update_guard(metart_context *context,
     return check.result();
   if (numElements(*loss) != 1)
     return check.invalid("loss must be one element, got ", describe(*loss));
+  // Mixed precision keeps f32 master weights: their gradients are f32.
+  if (isReducedFloat(loss->dtype))
+    return check.invalid("expects an f32 or f64 loss (the meta-loss of f32 "
+                         "master weights), got ",
+                         describe(*loss));
   if (count < 1 || !grads)
     return check.invalid("expects at least one gradient, got ", count);
   if (!(clip_norm >= 0) || std::isinf(clip_norm))
@@ -88,6 +94,10 @@ metart_status metart_update_guard(metart_context *context,
         (i && !check.sameDtype("gradient", *grads[i], "the first gradient",
                                *grads[0])))
       return check.result();
+    if (isReducedFloat(grads[i]->dtype))
+      return check.invalid("expects f32 or f64 gradients (of f32 master "
+                           "weights), got ",
+                           describe(*grads[i]));
     data[i] = grads[i]->data;
     sizes[i] = numElements(*grads[i]);
   }
@@ -136,9 +146,14 @@ metart_status metart_sgd_update(metart_context *context,
   if (!sameAsParam(check, *param, *grad, states, names, momentum != 0 ? 1 : 0))
     return check.result();
   SgdOptions options{lr, momentum, weight_decay, gateOf(gate)};
-  return check.finish(context->backend->sgdUpdate(
-      dtypeOf(*param), numElements(*param), param->data, grad->data,
-      momentum != 0 ? momentum_buffer->data : nullptr, options));
+  Widened w(context, dtypeOf(*param));
+  void *pd = w.inOut(param);
+  const void *gd = w.in(grad);
+  void *md = momentum != 0 ? w.inOut(momentum_buffer) : nullptr;
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->sgdUpdate(
+      w.dtype(), numElements(*param), pd, gd, md, options)));
 }
 
 metart_status
@@ -181,7 +196,12 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
                       weight_decay,
                       decoupled != 0,
                       gateOf(gate)};
-  return check.finish(context->backend->adamUpdate(
-      dtypeOf(*param), numElements(*param), param->data, grad->data,
-      exp_avg->data, exp_avg_sq->data, options));
+  Widened w(context, dtypeOf(*param));
+  void *pd = w.inOut(param);
+  const void *gd = w.in(grad);
+  void *m1 = w.inOut(exp_avg), *m2 = w.inOut(exp_avg_sq);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->adamUpdate(
+      w.dtype(), numElements(*param), pd, gd, m1, m2, options)));
 }

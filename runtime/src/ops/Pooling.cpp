@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -78,8 +79,13 @@ metart_status metart_nn_max_pool2d(metart_context *context,
   Geometry g;
   if (!forward(check, x, kernel, stride, padding, y, g))
     return check.result();
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->maxPool2d(dtypeOf(*x), g.sizes, x->data, y->data));
+      w.finish(context->backend->maxPool2d(w.dtype(), g.sizes, xd, yd)));
 }
 
 metart_status metart_nn_avg_pool2d(metart_context *context,
@@ -91,8 +97,13 @@ metart_status metart_nn_avg_pool2d(metart_context *context,
   Geometry g;
   if (!forward(check, x, kernel, stride, padding, y, g))
     return check.result();
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
   return check.finish(
-      context->backend->avgPool2d(dtypeOf(*x), g.sizes, x->data, y->data));
+      w.finish(context->backend->avgPool2d(w.dtype(), g.sizes, xd, yd)));
 }
 
 metart_status
@@ -110,8 +121,13 @@ metart_nn_max_pool2d_backward(metart_context *context, const metart_tensor *x,
       !check.shape("y", *y, shapeOf(*x)) || !check.disjoint("y", *y, "x", *x) ||
       !check.disjoint("y", *y, "grad", *grad))
     return check.result();
-  return check.finish(context->backend->maxPool2dBackward(
-      dtypeOf(*x), g.sizes, x->data, grad->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *sd = w.in(grad);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->maxPool2dBackward(w.dtype(), g.sizes, xd, sd, yd)));
 }
 
 metart_status
@@ -130,8 +146,13 @@ metart_nn_max_pool2d_gather(metart_context *context, const metart_tensor *x,
       !check.shape("y", *y, g.output) || !check.disjoint("y", *y, "x", *x) ||
       !check.disjoint("y", *y, "source", *source))
     return check.result();
-  return check.finish(context->backend->maxPool2dGather(
-      dtypeOf(*x), g.sizes, x->data, source->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *xd = w.in(x), *sd = w.in(source);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->maxPool2dGather(w.dtype(), g.sizes, xd, sd, yd)));
 }
 
 metart_status metart_nn_avg_pool2d_backward(
@@ -145,6 +166,11 @@ metart_status metart_nn_avg_pool2d_backward(
       !check.shape("grad", *grad, g.output) ||
       !check.disjoint("y", *y, "grad", *grad))
     return check.result();
-  return check.finish(context->backend->avgPool2dBackward(
-      dtypeOf(*grad), g.sizes, grad->data, y->data));
+  Widened w(context, dtypeOf(*grad));
+  const void *gd = w.in(grad);
+  void *yd = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->avgPool2dBackward(w.dtype(), g.sizes, gd, yd)));
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "Widen.h"
 
 using namespace metart;
 
@@ -44,8 +45,13 @@ metart_status metart_nn_transpose(metart_context *context,
     space.size[d] = y->shape[d];
     space.stride[1][d] = xStrides[perm[d]];
   }
-  return check.finish(
-      context->backend->copyStrided(dtypeOf(*x), space, x->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *source = w.in(x);
+  void *result = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->copyStrided(w.dtype(), space, source, result)));
 }
 
 metart_status metart_nn_broadcast(metart_context *context,
@@ -79,8 +85,13 @@ metart_status metart_nn_broadcast(metart_context *context,
     space.size[d] = y->shape[d];
     space.stride[1][d] = newDims.contains(d) ? 0 : xStrides[xd++];
   }
-  return check.finish(
-      context->backend->copyStrided(dtypeOf(*x), space, x->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *source = w.in(x);
+  void *result = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(
+      context->backend->copyStrided(w.dtype(), space, source, result)));
 }
 
 /// The sum of `x` over `dims` into `y`, divided by the number of reduced
@@ -114,9 +125,14 @@ static metart_status reduce(metart_context *context, const char *function,
     space.size[d] = x->shape[d];
     space.stride[1][d] = reduced.contains(d) ? 0 : yStrides[yd++];
   }
-  return check.finish(context->backend->reduceSum(
-      dtypeOf(*x), space, numElements(*y),
-      mean ? static_cast<double>(count) : 1.0, x->data, y->data));
+  Widened w(context, dtypeOf(*x));
+  const void *source = w.in(x);
+  void *result = w.out(y);
+  if (w.status().failed())
+    return check.finish(w.status());
+  return check.finish(w.finish(context->backend->reduceSum(
+      w.dtype(), space, numElements(*y),
+      mean ? static_cast<double>(count) : 1.0, source, result)));
 }
 
 metart_status metart_nn_reduce_sum(metart_context *context,
