@@ -64,15 +64,6 @@ int metac::launchWithMpirun(int argc, char **argv, int64_t np) {
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], nullptr);
   std::string count = std::to_string(np);
   SmallVector<StringRef> args{*mpirun, "-np", count, "--oversubscribe"};
-  // More ranks than cores: OpenMPI leaves oversubscribed ranks unbound, and
-  // the kernel's balancing then often stacks three ranks of four on one of
-  // two cores (the sinusoid on 4 ranks: 2.3 ms per meta-iteration against
-  // 1.5 ms with two ranks on each core). Bound round-robin, every core
-  // takes the same number of ranks.
-  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (cores > 0 && np > cores)
-    args.append({"--map-by", "core:OVERSUBSCRIBE", "--bind-to",
-                 "core:overload-allowed"});
   if (::geteuid() == 0)
     args.push_back("--allow-run-as-root");
   args.push_back(self);
