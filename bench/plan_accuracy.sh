@@ -10,7 +10,8 @@
 #   MAXNP=4 SPECS="sinusoid" bench/plan_accuracy.sh
 # Environment: MAXNP (8), SPECS (sinusoid maml_fashion_mnist
 # transformer_sequence), OUT (bench/out/plan_accuracy), METAC (a metac
-# binary to use as it is), and ITERS_<spec>
+# binary to use as it is), MAXNP_<spec> (a lower limit for one spec: the
+# transformer has 26 plans of 4 processes, minutes each), and ITERS_<spec>
 # for the meta-iterations of each run (the first one is not timed);
 # REPEATS (2) runs of each plan, the fastest kept; RUNS=0 re-plans and
 # compares without running plans not yet measured. Each calibration and
@@ -67,7 +68,8 @@ for n in $(seq 1 "$maxnp"); do
 done
 
 for spec in $specs; do
-  for n in $(seq 1 "$maxnp"); do
+  limit=MAXNP_$spec
+  for n in $(seq 1 "${!limit:-$maxnp}"); do
     plans=$out/plans-$spec-$n.json
     if [ ! -s "$plans" ]; then
       # Device counts that no plan can use (they divide nothing) are left
