@@ -279,6 +279,16 @@ TEST_P(ReducedKernels, MasterWeightsOnly) {
                 .find("expects f32 or f64 gradients (of f32 master weights)"),
             std::string::npos)
       << metart_context_last_error(context);
+  Tensor reducedLoss({}, t), f32Grad({3}, METART_F32);
+  const metart_tensor *f32Grads[] = {f32Grad.get()};
+  EXPECT_EQ(
+      metart_update_guard(context, reducedLoss.get(), f32Grads, 1, 0, &n, &g),
+      METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(metart_context_last_error(context))
+                .find("expects an f32 or f64 loss (the meta-loss of f32 "
+                      "master weights)"),
+            std::string::npos)
+      << metart_context_last_error(context);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ReducedKernels,

@@ -109,10 +109,9 @@ metart_status metart_nn_conv2d(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->conv2d(w.dtype(), g.sizes, xd, wd, bd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->conv2d(w.dtype(), g.sizes, xd, wd, bd, yd);
+  }));
 }
 
 metart_status metart_nn_conv2d_backward_input(metart_context *context,
@@ -135,10 +134,10 @@ metart_status metart_nn_conv2d_backward_input(metart_context *context,
   Widened w(context, dtypeOf(*grad));
   const void *gd = w.in(grad), *wd = w.in(weight);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->conv2dBackwardInput(w.dtype(), g.sizes, gd, wd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->conv2dBackwardInput(w.dtype(), g.sizes, gd, wd,
+                                                 yd);
+  }));
 }
 
 metart_status metart_nn_conv2d_backward_weight(
@@ -157,8 +156,8 @@ metart_status metart_nn_conv2d_backward_weight(
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *gd = w.in(grad);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->conv2dBackwardWeight(w.dtype(), g.sizes, xd, gd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->conv2dBackwardWeight(w.dtype(), g.sizes, xd, gd,
+                                                  yd);
+  }));
 }

@@ -29,10 +29,9 @@ metart_status metart_fill(metart_context *context, const metart_tensor *y,
   }
   Widened w(context, dtypeOf(*y));
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->fill(w.dtype(), numElements(*y), yd, value)));
+  return check.finish(w.run([&] {
+    return context->backend->fill(w.dtype(), numElements(*y), yd, value);
+  }));
 }
 
 metart_status metart_convert(metart_context *context, const metart_tensor *x,
@@ -59,10 +58,9 @@ metart_status metart_nn_unary(metart_context *context, metart_unary_op op,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->unary(op, w.dtype(), numElements(*x), xd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->unary(op, w.dtype(), numElements(*x), xd, yd);
+  }));
 }
 
 metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
@@ -76,10 +74,9 @@ metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->scale(w.dtype(), numElements(*x), xd, factor, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->scale(w.dtype(), numElements(*x), xd, factor, yd);
+  }));
 }
 
 metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
@@ -102,8 +99,7 @@ metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
   Widened w(context, dtypeOf(*a));
   const void *ad = w.in(a), *bd = w.in(b);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->binary(op, w.dtype(), numElements(*a), ad, bd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->binary(op, w.dtype(), numElements(*a), ad, bd, yd);
+  }));
 }

@@ -53,10 +53,10 @@ metart_status metart_nn_embedding(metart_context *context,
   Widened w(context, dtypeOf(*table));
   const void *td = w.in(table);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->embedding(
-      w.dtype(), dtypeOf(*ids), sizes, ids->data, td, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->embedding(w.dtype(), dtypeOf(*ids), sizes,
+                                       ids->data, td, yd);
+  }));
 }
 
 metart_status metart_nn_embedding_backward(metart_context *context,
@@ -76,10 +76,10 @@ metart_status metart_nn_embedding_backward(metart_context *context,
   Widened w(context, dtypeOf(*grad));
   const void *gd = w.in(grad);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->embeddingBackward(
-      w.dtype(), dtypeOf(*ids), sizes, ids->data, gd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->embeddingBackward(w.dtype(), dtypeOf(*ids), sizes,
+                                               ids->data, gd, yd);
+  }));
 }
 
 metart_status metart_nn_one_hot(metart_context *context,
@@ -96,9 +96,9 @@ metart_status metart_nn_one_hot(metart_context *context,
     return check.result();
   Widened w(context, dtypeOf(*y));
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->oneHot(
-      w.dtype(), dtypeOf(*labels), numElements(*labels), ys.back(),
-      labels->data, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->oneHot(w.dtype(), dtypeOf(*labels),
+                                    numElements(*labels), ys.back(),
+                                    labels->data, yd);
+  }));
 }

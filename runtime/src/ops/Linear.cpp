@@ -55,10 +55,9 @@ metart_status metart_nn_linear(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->linear(w.dtype(), sizes, xd, wd, bd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->linear(w.dtype(), sizes, xd, wd, bd, yd);
+  }));
 }
 
 metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
@@ -97,8 +96,6 @@ metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
   Widened w(context, dtypeOf(*a));
   const void *ad = w.in(a), *bd = w.in(b);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->matmul(w.dtype(), sizes, ad, bd, yd)));
+  return check.finish(w.run(
+      [&] { return context->backend->matmul(w.dtype(), sizes, ad, bd, yd); }));
 }

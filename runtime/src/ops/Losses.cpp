@@ -46,10 +46,8 @@ metart_status metart_nn_mse_loss(metart_context *context,
   Widened w(context, dtypeOf(*prediction));
   const void *pd = w.in(prediction), *td = w.in(target);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->mseLoss(w.dtype(), sizes, pd, td, yd)));
+  return check.finish(w.run(
+      [&] { return context->backend->mseLoss(w.dtype(), sizes, pd, td, yd); }));
 }
 
 /// Checks logits `[B..., N..., C]` against labels `[B..., N...]` and a
@@ -93,10 +91,10 @@ metart_status metart_nn_cross_entropy_loss(metart_context *context,
   Widened w(context, dtypeOf(*logits));
   const void *ld = w.in(logits);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->crossEntropyLoss(
-      w.dtype(), dtypeOf(*labels), sizes, ld, labels->data, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->crossEntropyLoss(w.dtype(), dtypeOf(*labels),
+                                              sizes, ld, labels->data, yd);
+  }));
 }
 
 metart_status metart_nn_accuracy(metart_context *context,
@@ -110,8 +108,8 @@ metart_status metart_nn_accuracy(metart_context *context,
   Widened w(context, dtypeOf(*logits));
   const void *ld = w.in(logits);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->accuracy(
-      w.dtype(), dtypeOf(*labels), sizes, ld, labels->data, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->accuracy(w.dtype(), dtypeOf(*labels), sizes, ld,
+                                      labels->data, yd);
+  }));
 }

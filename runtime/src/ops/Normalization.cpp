@@ -82,10 +82,10 @@ metart_nn_batch_norm(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->batchNorm(w.dtype(), sizes, xd, wd, bd, epsilon, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->batchNorm(w.dtype(), sizes, xd, wd, bd, epsilon,
+                                       yd);
+  }));
 }
 
 metart_status metart_nn_layer_norm(metart_context *context,
@@ -126,10 +126,10 @@ metart_status metart_nn_layer_norm(metart_context *context,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->layerNorm(w.dtype(), sizes, xd, wd, bd, epsilon, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->layerNorm(w.dtype(), sizes, xd, wd, bd, epsilon,
+                                       yd);
+  }));
 }
 
 /// The (log-)softmax of `x` along `axis` into `y`.
@@ -153,10 +153,9 @@ static metart_status softmax(metart_context *context, const char *function,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->softmax(w.dtype(), sizes, logarithm, xd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->softmax(w.dtype(), sizes, logarithm, xd, yd);
+  }));
 }
 
 metart_status metart_nn_softmax(metart_context *context, const metart_tensor *x,

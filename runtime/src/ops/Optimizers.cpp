@@ -150,10 +150,10 @@ metart_status metart_sgd_update(metart_context *context,
   void *pd = w.inOut(param);
   const void *gd = w.in(grad);
   void *md = momentum != 0 ? w.inOut(momentum_buffer) : nullptr;
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->sgdUpdate(
-      w.dtype(), numElements(*param), pd, gd, md, options)));
+  return check.finish(w.run([&] {
+    return context->backend->sgdUpdate(w.dtype(), numElements(*param), pd, gd,
+                                       md, options);
+  }));
 }
 
 metart_status
@@ -200,8 +200,8 @@ metart_adam_update(metart_context *context, const metart_tensor *param,
   void *pd = w.inOut(param);
   const void *gd = w.in(grad);
   void *m1 = w.inOut(exp_avg), *m2 = w.inOut(exp_avg_sq);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->adamUpdate(
-      w.dtype(), numElements(*param), pd, gd, m1, m2, options)));
+  return check.finish(w.run([&] {
+    return context->backend->adamUpdate(w.dtype(), numElements(*param), pd, gd,
+                                        m1, m2, options);
+  }));
 }

@@ -82,10 +82,8 @@ metart_status metart_nn_max_pool2d(metart_context *context,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->maxPool2d(w.dtype(), g.sizes, xd, yd)));
+  return check.finish(w.run(
+      [&] { return context->backend->maxPool2d(w.dtype(), g.sizes, xd, yd); }));
 }
 
 metart_status metart_nn_avg_pool2d(metart_context *context,
@@ -100,10 +98,8 @@ metart_status metart_nn_avg_pool2d(metart_context *context,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(
-      w.finish(context->backend->avgPool2d(w.dtype(), g.sizes, xd, yd)));
+  return check.finish(w.run(
+      [&] { return context->backend->avgPool2d(w.dtype(), g.sizes, xd, yd); }));
 }
 
 metart_status
@@ -124,10 +120,9 @@ metart_nn_max_pool2d_backward(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *sd = w.in(grad);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->maxPool2dBackward(w.dtype(), g.sizes, xd, sd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->maxPool2dBackward(w.dtype(), g.sizes, xd, sd, yd);
+  }));
 }
 
 metart_status
@@ -149,10 +144,9 @@ metart_nn_max_pool2d_gather(metart_context *context, const metart_tensor *x,
   Widened w(context, dtypeOf(*x));
   const void *xd = w.in(x), *sd = w.in(source);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->maxPool2dGather(w.dtype(), g.sizes, xd, sd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->maxPool2dGather(w.dtype(), g.sizes, xd, sd, yd);
+  }));
 }
 
 metart_status metart_nn_avg_pool2d_backward(
@@ -169,8 +163,7 @@ metart_status metart_nn_avg_pool2d_backward(
   Widened w(context, dtypeOf(*grad));
   const void *gd = w.in(grad);
   void *yd = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->avgPool2dBackward(w.dtype(), g.sizes, gd, yd)));
+  return check.finish(w.run([&] {
+    return context->backend->avgPool2dBackward(w.dtype(), g.sizes, gd, yd);
+  }));
 }

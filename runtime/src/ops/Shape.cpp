@@ -48,10 +48,9 @@ metart_status metart_nn_transpose(metart_context *context,
   Widened w(context, dtypeOf(*x));
   const void *source = w.in(x);
   void *result = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->copyStrided(w.dtype(), space, source, result)));
+  return check.finish(w.run([&] {
+    return context->backend->copyStrided(w.dtype(), space, source, result);
+  }));
 }
 
 metart_status metart_nn_broadcast(metart_context *context,
@@ -88,10 +87,9 @@ metart_status metart_nn_broadcast(metart_context *context,
   Widened w(context, dtypeOf(*x));
   const void *source = w.in(x);
   void *result = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(
-      context->backend->copyStrided(w.dtype(), space, source, result)));
+  return check.finish(w.run([&] {
+    return context->backend->copyStrided(w.dtype(), space, source, result);
+  }));
 }
 
 /// The sum of `x` over `dims` into `y`, divided by the number of reduced
@@ -128,11 +126,11 @@ static metart_status reduce(metart_context *context, const char *function,
   Widened w(context, dtypeOf(*x));
   const void *source = w.in(x);
   void *result = w.out(y);
-  if (w.status().failed())
-    return check.finish(w.status());
-  return check.finish(w.finish(context->backend->reduceSum(
-      w.dtype(), space, numElements(*y),
-      mean ? static_cast<double>(count) : 1.0, source, result)));
+  return check.finish(w.run([&] {
+    return context->backend->reduceSum(w.dtype(), space, numElements(*y),
+                                       mean ? static_cast<double>(count) : 1.0,
+                                       source, result);
+  }));
 }
 
 metart_status metart_nn_reduce_sum(metart_context *context,

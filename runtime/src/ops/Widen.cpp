@@ -38,37 +38,28 @@ Widened::Copy *Widened::copyOf(const metart_tensor *t, bool read) {
   return &copies.back();
 }
 
-const void *Widened::in(const metart_tensor *t) {
+void *Widened::data(const metart_tensor *t, bool read, bool written) {
   if (!t)
     return nullptr;
   if (!widened())
     return t->data;
-  Copy *c = copyOf(t, /*read=*/true);
-  return c ? c->data : nullptr;
+  Copy *c = copyOf(t, read);
+  if (!c)
+    return nullptr;
+  c->written |= written;
+  return c->data;
+}
+
+const void *Widened::in(const metart_tensor *t) {
+  return data(t, /*read=*/true, /*written=*/false);
 }
 
 void *Widened::out(const metart_tensor *t) {
-  if (!t)
-    return nullptr;
-  if (!widened())
-    return t->data;
-  Copy *c = copyOf(t, /*read=*/false);
-  if (!c)
-    return nullptr;
-  c->written = true;
-  return c->data;
+  return data(t, /*read=*/false, /*written=*/true);
 }
 
 void *Widened::inOut(const metart_tensor *t) {
-  if (!t)
-    return nullptr;
-  if (!widened())
-    return t->data;
-  Copy *c = copyOf(t, /*read=*/true);
-  if (!c)
-    return nullptr;
-  c->written = true;
-  return c->data;
+  return data(t, /*read=*/true, /*written=*/true);
 }
 
 KernelStatus Widened::finish(KernelStatus kernel) {

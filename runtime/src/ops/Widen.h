@@ -43,11 +43,13 @@ public:
   void *out(const metart_tensor *t);
   /// Read and written (optimizer state): widened now, rounded back later.
   void *inOut(const metart_tensor *t);
-  /// The first failure to allocate or convert a copy.
-  const KernelStatus &status() const { return failure; }
-  /// After the kernel: its failure, or rounds the results back and
-  /// returns the first failure of that.
-  KernelStatus finish(KernelStatus kernel);
+  /// Runs the kernel `call` unless a copy failed, then rounds the results
+  /// back: the first failure of all that.
+  template <typename Call> KernelStatus run(Call &&call) {
+    if (failure.failed())
+      return failure;
+    return finish(call());
+  }
 
 private:
   struct Copy {
@@ -58,6 +60,10 @@ private:
   };
   bool widened() const { return isReducedFloat(stored); }
   Copy *copyOf(const metart_tensor *t, bool read);
+  /// The data the kernel uses for `t`: `read` widened now, `written`
+  /// rounded back by finish().
+  void *data(const metart_tensor *t, bool read, bool written);
+  KernelStatus finish(KernelStatus kernel);
 
   metart_context *context;
   metart_dtype stored;
