@@ -2,12 +2,13 @@
 # Foundation-scale building blocks on this CPU (issue 17): the small
 # transformer MAML (examples/transformer_sequence.meta, second order,
 # without its evaluation) with the inner steps from 1 to 8, its peak device
-# memory and time per meta-iteration with recomputation off, every sqrt(K)
-# steps (`--remat=sqrt`) and every step (`--remat=steps`), each against
-# `off` in the same run.
+# memory and time per meta-iteration in f32 and bf16 (`--precision`), with
+# recomputation off, every sqrt(K) steps (`--remat=sqrt`) and every step
+# (`--remat=steps`), each against f32 without recomputation in the same
+# run.
 #   bench/foundation.sh                 (steps 1-8)
-#   STEPS="1 4 8" ITERATIONS=3 bench/foundation.sh
-# Precisions: f32 (bf16 and fp16 come with --precision, not built yet).
+#   STEPS="1 4 8" ITERATIONS=3 PRECISIONS="f32 bf16" REMATS="off sqrt" \
+#     bench/foundation.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
@@ -34,17 +35,21 @@ for steps in $steps_list; do
     "$root/examples/transformer_sequence.meta" >"$work/t.meta"
   grep -q "steps = $steps," "$work/t.meta"
   read -r off_ms off_peak < <(measure "$work/t.meta")
-  for remat in off sqrt steps; do
-    if [ "$remat" = off ]; then
-      ms=$off_ms peak=$off_peak
-    else
-      read -r ms peak < <(measure "$work/t.meta" --remat="$remat")
-    fi
-    /usr/bin/python3 -c "
+  for precision in ${PRECISIONS:-f32 bf16}; do
+    for remat in ${REMATS:-off sqrt steps}; do
+      if [ "$remat" = off ] && [ "$precision" = f32 ]; then
+        ms=$off_ms peak=$off_peak
+      else
+        read -r ms peak < <(measure "$work/t.meta" --remat="$remat" \
+          --precision="$precision")
+      fi
+      /usr/bin/python3 -c "
 import sys
-steps, remat, ms, peak, off_ms, off_peak = sys.argv[1:]
-print('%-6s %-9s %-6s %12.1f %14.1f %8.2fx %8.2fx' % (steps, 'f32', remat,
-      float(ms), int(peak) / 2**20, float(ms) / float(off_ms),
-      int(peak) / int(off_peak)))" "$steps" "$remat" "$ms" "$peak" "$off_ms" "$off_peak"
+steps, precision, remat, ms, peak, off_ms, off_peak = sys.argv[1:]
+print('%-6s %-9s %-6s %12.1f %14.1f %8.2fx %8.2fx' % (steps, precision,
+      remat, float(ms), int(peak) / 2**20, float(ms) / float(off_ms),
+      int(peak) / int(off_peak)))" "$steps" "$precision" "$remat" "$ms" \
+        "$peak" "$off_ms" "$off_peak"
+    done
   done
 done

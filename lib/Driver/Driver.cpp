@@ -147,6 +147,11 @@ struct Options {
                "root of the inner steps as segments), steps (every inner "
                "step), or a number of segments"),
       cl::init(""), cl::cat(category)};
+  cl::opt<std::string> precision{
+      "precision",
+      cl::desc("The type models compute in: f32, bf16 or fp16 (f32 master "
+               "weights, losses and updates); overrides the spec's precision"),
+      cl::init(""), cl::cat(category)};
   cl::opt<std::string> memoryBudget{
       "memory-budget",
       cl::desc("Bytes (K, M, G suffixes) one device may hold: recompute as "
@@ -585,6 +590,13 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.remat = *remat;
+  if (!options.precision.empty() && options.precision != "f32" &&
+      options.precision != "bf16" && options.precision != "fp16") {
+    llvm::errs() << "metac: error: --precision must be f32, bf16 or fp16, got '"
+                 << options.precision << "'\n";
+    return 1;
+  }
+  pipeline.precision = options.precision;
   uint64_t memoryBudget = 0;
   if (!options.memoryBudget.empty()) {
     if (!options.remat.empty()) {

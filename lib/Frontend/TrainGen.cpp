@@ -298,7 +298,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   FieldReader fields(diags, decl.fields, what, decl.loc,
                      {"model", "tasks", "loss", "algorithm", "optimizer",
                       "meta_batch", "iterations", "seed", "evaluate",
-                      "checkpoint", "parallel", "on_nonfinite"});
+                      "checkpoint", "parallel", "on_nonfinite", "precision"});
 
   // References to other declarations, with suggestions for typos.
   auto lookup = [&](StringRef field, auto &table,
@@ -364,6 +364,16 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     onNonfinite.reset();
   }
 
+  auto precision = fields.name("precision", std::string("f32"));
+  if (precision && *precision != "f32" && *precision != "bf16" &&
+      *precision != "fp16") {
+    InFlightDiagnostic diag = fields.error(*fields.find("precision"));
+    diag << "unknown precision '" << *precision
+         << "' (expected f32, bf16 or fp16)";
+    attachDidYouMean(diag, *precision, {"f32", "bf16", "fp16"});
+    precision.reset();
+  }
+
   meta::PlanAttr plan;
   AutoPlan automatic;
   bool planFailed = false;
@@ -389,7 +399,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
 
   if (fields.hadError() || !model || !tasks || !algorithm || !loss ||
       !optimizer || !metaBatch || !iterations || !seed || !onNonfinite ||
-      (fields.has("parallel") && planFailed))
+      !precision || (fields.has("parallel") && planFailed))
     return nullptr;
 
   auto train = meta::TrainOp::create(
@@ -407,6 +417,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")
     train.setOnNonfinite(*onNonfinite);
+  if (*precision != "f32")
+    train.setPrecision(*precision);
   if (checkpointEvery) {
     train.setCheckpointEvery(*checkpointEvery);
     train.setCheckpointDir(*checkpointDir);

@@ -1,11 +1,14 @@
 //===- Elementwise.cpp - elementwise nn ops in the interpreter ------------===//
 //
-// Unary maps, `nn.scale`, the four binary operations and `nn.stop_gradient`
-// (the identity when evaluating).
+// Unary maps, `nn.scale`, the four binary operations, `nn.convert` (a
+// rounding) and `nn.stop_gradient` (the identity when evaluating).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "TensorUtils.h"
+
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 
@@ -84,6 +87,12 @@ FailureOr<Tensor> evaluateOp(nn::GeluOp op, const Frame &frame) {
 FailureOr<Tensor> evaluateOp(nn::ScaleOp op, const Frame &frame) {
   double factor = op.getFactor().convertToDouble();
   return map(frame, op.getInput(), [&](double x) { return factor * x; });
+}
+
+FailureOr<Tensor> evaluateOp(nn::ConvertOp op, const Frame &frame) {
+  Tensor result = frame.get(op.getInput());
+  roundTo(result, getElementTypeOrSelf(op.getType()));
+  return result;
 }
 
 FailureOr<Tensor> evaluateOp(nn::StopGradientOp op, const Frame &frame) {

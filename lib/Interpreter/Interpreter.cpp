@@ -10,6 +10,7 @@
 #include "TensorUtils.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -161,8 +162,8 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
               // Elementwise.
               nn::NegOp, nn::ExpOp, nn::LogOp, nn::SqrtOp, nn::RsqrtOp,
               nn::ErfOp, nn::ReluOp, nn::StepOp, nn::TanhOp, nn::SigmoidOp,
-              nn::GeluOp, nn::ScaleOp, nn::StopGradientOp, nn::AddOp, nn::SubOp,
-              nn::MulOp, nn::DivOp,
+              nn::GeluOp, nn::ScaleOp, nn::ConvertOp, nn::StopGradientOp,
+              nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
               // Linear, convolution, pooling.
               nn::LinearOp, nn::MatmulOp, nn::Conv2DOp,
               nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp,
@@ -186,6 +187,11 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
           });
   if (failed(result))
     return failure();
+  // Every kernel computes in doubles; a 16-bit result is stored rounded to
+  // its type, as the runtime stores it (f32 results are kept as doubles).
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  if (!result->isInteger && (element.isBF16() || element.isF16()))
+    detail::roundTo(*result, element);
   frame.bind(op->getResult(0), std::move(*result));
   return success();
 }

@@ -56,6 +56,7 @@ mlir::FailureOr<Tensor> evaluateOp(nn::TanhOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::SigmoidOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::GeluOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::ScaleOp op, const Frame &frame);
+mlir::FailureOr<Tensor> evaluateOp(nn::ConvertOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::StopGradientOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::AddOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::SubOp op, const Frame &frame);

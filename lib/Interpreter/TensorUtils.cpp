@@ -70,5 +70,16 @@ LogicalResult checkIndex(Operation *op, StringRef what, int64_t value,
                            << bound << ")";
 }
 
+void roundTo(Tensor &tensor, Type element) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(element).getFloatSemantics();
+  for (double &x : tensor.values) {
+    llvm::APFloat v(x);
+    bool lost = false;
+    v.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    x = v.convertToDouble();
+  }
+}
+
 } // namespace detail
 } // namespace metac::interp

@@ -38,6 +38,10 @@ int64_t flatIndex(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> index);
 llvm::SmallVector<int64_t> dropDims(llvm::ArrayRef<int64_t> index,
                                     llvm::ArrayRef<int64_t> dims);
 
+/// Rounds every value of `tensor` to the float type `element` (to nearest,
+/// ties to even), as a store of that type would.
+void roundTo(Tensor &tensor, mlir::Type element);
+
 /// Checks that the integer `value` (an id or a label) lies in `[0, bound)`;
 /// otherwise reports "<what> <value> is out of range [0, <bound>)" at `op`.
 mlir::LogicalResult checkIndex(mlir::Operation *op, llvm::StringRef what,

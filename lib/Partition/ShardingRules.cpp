@@ -400,9 +400,13 @@ OpPlan oneHotPlan(nn::OneHotOp op, const RuleContext &ctx) {
 
 OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
   return llvm::TypeSwitch<Operation *, OpPlan>(op)
-      .Case<nn::NegOp, nn::ScaleOp, nn::StopGradientOp>([&](Operation *op) {
-        return unaryPlan(op->getOperand(0), true, ctx);
-      })
+      // A conversion passes a pending sum on, so the sum is taken in the
+      // converted type: a bf16 program's gradients, converted to f32 where
+      // its parameters enter, are summed in f32.
+      .Case<nn::NegOp, nn::ScaleOp, nn::StopGradientOp, nn::ConvertOp>(
+          [&](Operation *op) {
+            return unaryPlan(op->getOperand(0), true, ctx);
+          })
       .Case<nn::ExpOp, nn::LogOp, nn::SqrtOp, nn::RsqrtOp, nn::ErfOp,
             nn::ReluOp, nn::StepOp, nn::TanhOp, nn::SigmoidOp, nn::GeluOp>(
           [&](Operation *op) {

@@ -74,6 +74,9 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
   // The `meta` phase is MLIRGen's output: verification (which the pass
   // manager runs after every pipeline) is all it needs.
   if (after(Phase::Expand)) {
+    meta::MetaMixedPrecisionOptions mixed;
+    mixed.precision = options.precision;
+    pm.addPass(meta::createMetaMixedPrecision(mixed));
     pm.addPass(meta::createMetaExpand());
     pm.addPass(meta::createMetaUnrollAdapt());
   }

@@ -109,9 +109,10 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
       // Copies: traffic, no arithmetic (a shard.all_slice keeps this rank's
       // slice of a replicated value: a local copy).
       .Case<nn::TransposeOp, nn::BroadcastOp, nn::EmbeddingOp, nn::OneHotOp,
-            tensor::ConcatOp, shard::AllSliceOp>([](Operation *o) {
-        return OpCost{0, traffic(o), 0};
-      })
+            nn::ConvertOp, tensor::ConcatOp, shard::AllSliceOp>(
+          [](Operation *o) {
+            return OpCost{0, traffic(o), 0};
+          })
       // Views and constants.
       .Case<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
             tensor::EmptyOp>([](Operation *) { return OpCost{}; })

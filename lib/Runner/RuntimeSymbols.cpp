@@ -24,6 +24,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_copy_to_device)},
       {"metart_copy_to_host", reinterpret_cast<void *>(&metart_copy_to_host)},
       {"metart_fill", reinterpret_cast<void *>(&metart_fill)},
+      {"metart_convert", reinterpret_cast<void *>(&metart_convert)},
       {"metart_nn_avg_pool2d", reinterpret_cast<void *>(&metart_nn_avg_pool2d)},
       {"metart_nn_avg_pool2d_backward",
        reinterpret_cast<void *>(&metart_nn_avg_pool2d_backward)},

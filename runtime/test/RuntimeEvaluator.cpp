@@ -32,7 +32,31 @@ static int dtypeOf(Type type) {
     return METART_I32;
   if (element.isSignlessInteger(64))
     return METART_I64;
+  if (element.isBF16())
+    return METART_BF16;
+  if (element.isF16())
+    return METART_F16;
   return -1;
+}
+
+/// Bytes per element of a runtime element type.
+static size_t widthOf(int dtype) {
+  switch (dtype) {
+  case METART_F32:
+  case METART_I32:
+    return 4;
+  case METART_BF16:
+  case METART_F16:
+    return 2;
+  default:
+    return 8;
+  }
+}
+
+/// The float semantics of a 16-bit runtime element type. The test converts
+/// with LLVM's APFloat, independently of the runtime's own conversions.
+static const llvm::fltSemantics &semanticsOf(int dtype) {
+  return dtype == METART_BF16 ? APFloat::BFloat() : APFloat::IEEEhalf();
 }
 
 bool isRunnable(func::FuncOp func) {
@@ -103,8 +127,7 @@ FailureOr<DeviceTensor *> Evaluator::allocate(Value value) {
   auto device = std::make_unique<DeviceTensor>();
   device->shape.assign(type.getShape().begin(), type.getShape().end());
   int dtype = dtypeOf(type);
-  size_t bytes = static_cast<size_t>(type.getNumElements()) *
-                 (dtype == METART_F32 || dtype == METART_I32 ? 4 : 8);
+  size_t bytes = static_cast<size_t>(type.getNumElements()) * widthOf(dtype);
   void *data = nullptr;
   if (metart_scratch_alloc(context, bytes, &data) != METART_OK) {
     (void)fail("allocating a value");
@@ -143,6 +166,17 @@ LogicalResult Evaluator::upload(Value value, const Tensor &input) {
   case METART_I32:
     pack(int32_t(), integer);
     break;
+  case METART_BF16:
+  case METART_F16: {
+    const llvm::fltSemantics &semantics = semanticsOf((*device)->tensor.dtype);
+    pack(uint16_t(), [&](int64_t i) {
+      APFloat v(input.values[i]);
+      bool lost = false;
+      v.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+    });
+    break;
+  }
   default:
     pack(int64_t(), integer);
     break;
@@ -158,8 +192,7 @@ FailureOr<Tensor> Evaluator::download(Value value) {
   Tensor result;
   result.shape.assign(t.shape, t.shape + t.rank);
   int64_t n = result.numElements();
-  size_t width = t.dtype == METART_F32 || t.dtype == METART_I32 ? 4 : 8;
-  std::vector<char> host(n * width);
+  std::vector<char> host(n * widthOf(t.dtype));
   if (metart_copy_to_host(context, host.data(), t.data, host.size()) !=
       METART_OK) {
     (void)fail("downloading a result");
@@ -184,6 +217,15 @@ FailureOr<Tensor> Evaluator::download(Value value) {
   case METART_I32:
     unpack(int32_t(), result.ints);
     break;
+  case METART_BF16:
+  case METART_F16: {
+    std::vector<uint16_t> bits;
+    unpack(uint16_t(), bits);
+    for (uint16_t b : bits)
+      result.values.push_back(
+          APFloat(semanticsOf(t.dtype), APInt(16, b)).convertToDouble());
+    break;
+  }
   default:
     unpack(int64_t(), result.ints);
     break;
@@ -226,7 +268,7 @@ std::optional<metart_status> Evaluator::call(Operation *op,
   };
   auto copy = [&](Operation *) {
     const metart_tensor *x = in(0);
-    size_t width = x->dtype == METART_F32 ? 4 : 8;
+    size_t width = widthOf(x->dtype);
     size_t count = 1;
     for (int d = 0; d < x->rank; ++d)
       count *= static_cast<size_t>(x->shape[d]);
@@ -261,6 +303,7 @@ std::optional<metart_status> Evaluator::call(Operation *op,
       .Case([&](MulOp) { return binary(METART_MUL); })
       .Case([&](DivOp) { return binary(METART_DIV); })
       .Case<ReshapeOp, StopGradientOp>(copy)
+      .Case([&](ConvertOp) { return metart_convert(c, in(0), y); })
       .Case([&](LinearOp o) {
         return metart_nn_linear(c, get(o.getInput()), get(o.getWeight()),
                                 get(o.getBias()), y);

@@ -89,6 +89,29 @@ func.func @stop_gradient(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {
   return %0 : tensor<3x4xf64>
 }
 
+// Conversions round to nearest, ties to even; a 16-bit op's result is
+// stored rounded to its type (f32 inputs, so the corpus stays valid when
+// the runtime's tests retype its f64 tensors).
+func.func @convert_bf16(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = nn.convert %x : tensor<3x4xf32> -> tensor<3x4xbf16>
+  %1 = nn.convert %0 : tensor<3x4xbf16> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
+func.func @convert_f16(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = nn.convert %x : tensor<3x4xf32> -> tensor<3x4xf16>
+  %1 = nn.convert %0 : tensor<3x4xf16> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
+func.func @mul_bf16(%a: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = nn.convert %a : tensor<3x4xf32> -> tensor<3x4xbf16>
+  %1 = nn.convert %b : tensor<3x4xf32> -> tensor<3x4xbf16>
+  %2 = nn.mul %0, %1 : tensor<3x4xbf16>
+  %3 = nn.convert %2 : tensor<3x4xbf16> -> tensor<3x4xf32>
+  return %3 : tensor<3x4xf32>
+}
+
 func.func @add(%a: tensor<2x3x4xf64>, %b: tensor<2x3x4xf64>) -> tensor<2x3x4xf64> {
   %0 = nn.add %a, %b : tensor<2x3x4xf64>
   return %0 : tensor<2x3x4xf64>

@@ -15,6 +15,21 @@ theta - 1.0 * grad. The new parameters, the meta-loss and the update
 guard's squared norm of each meta-gradient (the step's last result) must
 agree to a relative error below 1e-9 (f64) or 1e-4 (f32).
 
+With --precision=bf16 or fp16 the specs compile with that precision (the
+model computes in 16 bits, parameters and updates stay in their type) and
+the meta-gradient (the parameters before minus after the step, all of them
+as one vector) is compared with the f64 reference by its normwise error
+||g - g_ref|| / ||g_ref||.
+How far a 16-bit meta-gradient may be from the exact one depends on the
+problem (second-order terms of several inner steps cancel, and the rounding
+of each op is amplified), so the bound is stated against PyTorch doing the
+same: the same step with the model computing in torch.bfloat16 (or
+float16) from the same parameters (PyTorch's CPU kernels also compute each
+16-bit op in f32 and round its result). metac's error may be at most twice
+PyTorch's, or one unit in the 16-bit type's last place (2^-8 for bf16,
+2^-11 for fp16) where PyTorch's is smaller than that; the meta-loss is held
+to the same bound.
+
 Run with Debian's /usr/bin/python3 and its python3-torch.
 """
 
@@ -106,19 +121,36 @@ def tensor(entry, dtype):
     return torch.tensor(entry["values"], dtype=dtype).reshape(entry["shape"])
 
 
-def torch_step(config, inputs):
+def torch_step(config, inputs, reference_f64=False, low=None):
+    """One meta-step in PyTorch: in the spec's type, in f64 with
+    `reference_f64`, or with the model computing in the 16-bit type `low`
+    (parameters, losses and updates in the spec's type)."""
     _, hidden, activation, steps, lr, order, dtype, loss_kind = config[:8]
-    dt = torch.float64 if dtype == "f64" else torch.float32
+    dt = torch.float64 if dtype == "f64" or reference_f64 else torch.float32
     n = 2 * (len(hidden) + 1)
     params = [tensor(e, dt).requires_grad_() for e in inputs[:n]]
     sx, sy, qx, qy = [tensor(e, dt) for e in inputs[n:]]
     act = torch.relu if activation == "relu" else torch.tanh
 
+    # bf16: PyTorch's own bf16 kernels. fp16: PyTorch 1.13 has no CPU
+    # half-precision products, so each op computes in f32 on values rounded
+    # to f16 and its result is rounded to f16 (the casts' derivatives round
+    # the cotangents the same way).
+    if low is torch.float16:
+        def r(t):
+            return t.to(low).float()
+        linear = lambda h, w, b: r(torch.nn.functional.linear(h, w, b))
+        activation = lambda h: r(act(h))
+        cast = r
+    else:
+        linear, activation = torch.nn.functional.linear, act
+        cast = (lambda t: t.to(low)) if low is not None else (lambda t: t)
+
     def model(p, x):
-        h = x
+        p, h = [cast(q) for q in p], cast(x)
         for i in range(0, n - 2, 2):
-            h = act(torch.nn.functional.linear(h, p[i], p[i + 1]))
-        return torch.nn.functional.linear(h, p[-2], p[-1])
+            h = activation(linear(h, p[i], p[i + 1]))
+        return linear(h, p[-2], p[-1]).to(dt)
 
     def loss(prediction, target):
         if loss_kind == "mse":
@@ -147,6 +179,10 @@ def torch_step(config, inputs):
     return new_params, meta_loss.detach(), norms
 
 
+def normwise_error(actual, expected):
+    return float((actual - expected).norm() / expected.norm().clamp(min=1e-300))
+
+
 def relative_error(actual, expected):
     scale = torch.clamp(expected.abs(), min=1e-3 * float(expected.abs().max()) + 1e-300)
     return float(((actual - expected).abs() / scale).max())
@@ -159,7 +195,12 @@ def main():
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--metac-flag", action="append", default=[],
                         help="an extra metac option (e.g. --remat=steps)")
+    parser.add_argument("--precision", choices=["bf16", "fp16"],
+                        help="compile with this precision and compare the "
+                        "meta-gradients with the f64 reference")
     args = parser.parse_args()
+    if args.precision:
+        args.metac_flag.append(f"--precision={args.precision}")
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         directory = pathlib.Path(tmp)
@@ -181,7 +222,7 @@ def main():
                 inputs, outputs = data["inputs"], data["outputs"]
                 n = 2 * (len(config[1]) + 1)
                 expected_params, expected_loss, expected_norms = torch_step(
-                    config, inputs)
+                    config, inputs, reference_f64=bool(args.precision))
                 dt = torch.float64 if dtype == "f64" else torch.float32
                 errors = [relative_error(tensor(outputs[i], torch.float64),
                                          expected_params[i].double())
@@ -190,11 +231,36 @@ def main():
                                              expected_loss.double()))
                 errors.append(relative_error(tensor(outputs[-1], torch.float64),
                                              expected_norms))
-                worst = max(errors)
                 tolerance = 1e-9 if dtype == "f64" else 1e-4
+                if args.precision:
+                    # The meta-gradient is what the step subtracts (lr 1).
+                    low = (torch.bfloat16 if args.precision == "bf16"
+                           else torch.float16)
+                    peer_params, peer_loss, _ = torch_step(config, inputs,
+                                                           low=low)
+                    mine, theirs, exact = [], [], []
+                    for i in range(n):
+                        before = tensor(inputs[i], torch.float64).flatten()
+                        exact.append(before - expected_params[i].double().flatten())
+                        mine.append(before - tensor(outputs[i], torch.float64).flatten())
+                        theirs.append(before - peer_params[i].double().flatten())
+                    exact = torch.cat(exact)
+                    errors = [normwise_error(torch.cat(mine), exact)]
+                    peer = [normwise_error(torch.cat(theirs), exact)]
+                    errors.append(relative_error(
+                        tensor(outputs[-2], torch.float64),
+                        expected_loss.double()))
+                    peer.append(relative_error(peer_loss.double(),
+                                               expected_loss.double()))
+                    ulp = 2.0 ** -8 if args.precision == "bf16" else 2.0 ** -11
+                    tolerance = 2 * max(max(peer), ulp / 2)
+                    label = f"{name} (PyTorch {args.precision} {max(peer):.2e})"
+                worst = max(errors)
                 status = "ok" if worst < tolerance else "FAILED"
                 failures += status != "ok"
-                print(f"{name} seed {seed}: max relative error {worst:.2e} "
+                if not args.precision:
+                    label = name
+                print(f"{label} seed {seed}: max relative error {worst:.2e} "
                       f"(tolerance {tolerance:.0e}) {status}")
     print(f"{len(CONFIGS) * len(args.seeds.split(',')) - failures} passed, "
           f"{failures} failed")

@@ -184,6 +184,13 @@ REFERENCES = {
     "gelu": lambda x: F.gelu(x),  # exact (erf) by default
     "scale": lambda x: 2.5 * x,
     "stop_gradient": lambda x: x.detach(),
+    # Both sides round to nearest, ties to even (PyTorch's .bfloat16() and
+    # .half()); a product of two bf16 values is exact in f32, so it is
+    # rounded once, as metac's interpreter rounds the f64 product.
+    "convert_bf16": lambda x: f32_values(x).float().bfloat16().to(F64),
+    "convert_f16": lambda x: f32_values(x).float().half().to(F64),
+    "mul_bf16": lambda a, b: (f32_values(a).float().bfloat16()
+                              * f32_values(b).float().bfloat16()).to(F64),
     "add": torch.add,
     "sub": torch.sub,
     "mul": torch.mul,

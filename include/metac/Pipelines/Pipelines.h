@@ -66,6 +66,9 @@ struct PipelineOptions {
   /// recomputes (meta-autodiff's `remat`: 0 none, -1 about the square root
   /// of the inner steps).
   int64_t remat = 0;
+  /// f32, bf16 or fp16 overriding every training program's precision, or
+  /// empty.
+  std::string precision;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

@@ -376,6 +376,11 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                 args({ctx, operand(o.getInput()),
                       emit.f64(o.getFactor().convertToDouble()), result(o)}));
           })
+          .Case([&](nn::ConvertOp o) {
+            return std::make_pair(
+                StringRef("metart_convert"),
+                args({ctx, operand(o.getInput()), result(o)}));
+          })
           .Case([&](nn::LinearOp o) {
             return std::make_pair(
                 StringRef("metart_nn_linear"),

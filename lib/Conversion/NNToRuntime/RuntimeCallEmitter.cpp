@@ -16,6 +16,10 @@ static int64_t dtypeOf(Type element) {
     return 1;
   if (element.isInteger(32))
     return 2;
+  if (element.isBF16())
+    return 4;
+  if (element.isF16())
+    return 5;
   return 3; // i64
 }
 

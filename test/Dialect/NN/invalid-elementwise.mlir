@@ -66,3 +66,21 @@ func.func @scale_f32_factor(%x: tensor<4xf32>) -> tensor<4xf32> {
 //===----------------------------------------------------------------------===//
 // nn.linear
 //===----------------------------------------------------------------------===//
+// -----
+func.func @convert_shape(%x: tensor<4x3xf32>) -> tensor<3x4xbf16> {
+  // expected-error@+1 {{'nn.convert' op converts [4, 3] to another shape [3, 4] (only the element type changes)}}
+  %0 = nn.convert %x : tensor<4x3xf32> -> tensor<3x4xbf16>
+  return %0 : tensor<3x4xbf16>
+}
+// -----
+func.func @convert_to_itself(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  // expected-error@+1 {{'nn.convert' op converts 'bf16' to itself}}
+  %0 = nn.convert %x : tensor<4xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+// -----
+func.func @convert_to_integer(%x: tensor<4xf32>) -> tensor<4xi32> {
+  // expected-error@+1 {{result #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = nn.convert %x : tensor<4xf32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

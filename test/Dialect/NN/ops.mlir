@@ -120,6 +120,19 @@ func.func @scale(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %2 : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @convert
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK: %[[B:.*]] = nn.convert %[[X]] : tensor<2x3xf32> -> tensor<2x3xbf16>
+// CHECK: %[[H:.*]] = nn.convert %[[B]] : tensor<2x3xbf16> -> tensor<2x3xf16>
+// CHECK: %[[D:.*]] = nn.convert %[[H]] : tensor<2x3xf16> -> tensor<2x3xf64>
+// CHECK: return %[[D]]
+func.func @convert(%x: tensor<2x3xf32>) -> tensor<2x3xf64> {
+  %0 = nn.convert %x : tensor<2x3xf32> -> tensor<2x3xbf16>
+  %1 = nn.convert %0 : tensor<2x3xbf16> -> tensor<2x3xf16>
+  %2 = nn.convert %1 : tensor<2x3xf16> -> tensor<2x3xf64>
+  return %2 : tensor<2x3xf64>
+}
+
 // CHECK-LABEL: func.func @scale_f16
 // CHECK: nn.scale %{{.*}} by 5.000000e-01 : tensor<4xf16>
 func.func @scale_f16(%x: tensor<4xf16>) -> tensor<4xf16> {

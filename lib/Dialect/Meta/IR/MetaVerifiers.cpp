@@ -131,6 +131,11 @@ LogicalResult TrainOp::verify() {
       !(clip.getValueAsDouble() > 0 && std::isfinite(clip.getValueAsDouble())))
     return emitOpError("expects clip_norm > 0, got ")
            << clip.getValueAsDouble();
+  if (std::optional<StringRef> precision = getPrecision();
+      precision && *precision != "f32" && *precision != "bf16" &&
+      *precision != "fp16")
+    return emitOpError("expects precision f32, bf16 or fp16, got '")
+           << *precision << "'";
   if (std::optional<StringRef> policy = getOnNonfinite();
       policy && *policy != "stop" && *policy != "skip" && *policy != "ignore")
     return emitOpError("expects on_nonfinite stop, skip or ignore, got '")

@@ -53,6 +53,13 @@ Value NNBuilder::scale(Value x, double factor) {
   return ScaleOp::create(b, loc, x, b.getF64FloatAttr(factor));
 }
 
+Value NNBuilder::convert(Value x, Type element) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getElementType() == element)
+    return x;
+  return ConvertOp::create(b, loc, type.clone(element), x);
+}
+
 Value NNBuilder::softmax(Value x, int64_t axis) {
   return SoftmaxOp::create(b, loc, x, b.getI64IntegerAttr(axis));
 }

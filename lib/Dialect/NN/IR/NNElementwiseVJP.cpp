@@ -8,6 +8,8 @@
 #include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -97,6 +99,12 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
 LogicalResult ScaleOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
   dx.push_back(
       NNBuilder(b, getLoc()).scale(dy[0], getFactor().convertToDouble()));
+  return success();
+}
+
+LogicalResult ConvertOp::buildVJP(OpBuilder &b, ValueRange dy, Cotangents &dx) {
+  dx.push_back(NNBuilder(b, getLoc())
+                   .convert(dy[0], getElementTypeOrSelf(getInput().getType())));
   return success();
 }
 

@@ -192,6 +192,18 @@ LogicalResult ReshapeOp::verify() {
   return verifySameElementType(*this, {getInput()});
 }
 
+LogicalResult ConvertOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("converts ")
+           << shapeStr(in.getShape()) << " to another shape "
+           << shapeStr(out.getShape()) << " (only the element type changes)";
+  if (in.getElementType() == out.getElementType())
+    return emitOpError("converts ") << in.getElementType() << " to itself";
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput());
   ArrayRef<int64_t> perm = getPermutation();

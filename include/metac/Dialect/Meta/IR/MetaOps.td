@@ -73,6 +73,11 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
     `on_nonfinite` says what a meta-iteration whose meta-loss or outer
     gradient is not finite does: `stop` the run (the default), `skip` its
     update, or `ignore` the check (no guard is compiled, so no clipping).
+    `precision` (`f32`, the default, `bf16` or `fp16`) is the type the model
+    computes in: with `bf16` or `fp16` the `meta-mixed-precision` pass makes
+    the model convert its f32 parameters and inputs where it starts and its
+    results back to f32 where it ends, so the parameters, the inner updates,
+    the losses and the outer optimizer stay in f32.
 
     The model's leading arguments are its parameters (each with a
     `meta.param` name, PyTorch's `state_dict` naming); its last argument is
@@ -87,7 +92,8 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
                        OptionalAttr<I64Attr>:$checkpoint_every,
                        OptionalAttr<StrAttr>:$checkpoint_dir,
                        OptionalAttr<F64Attr>:$clip_norm,
-                       OptionalAttr<StrAttr>:$on_nonfinite);
+                       OptionalAttr<StrAttr>:$on_nonfinite,
+                       OptionalAttr<StrAttr>:$precision);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `model` $model `tasks` $tasks `loss` $loss `algorithm`

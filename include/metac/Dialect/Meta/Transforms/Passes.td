@@ -47,6 +47,38 @@ def MetaAutodiff : Pass<"meta-autodiff"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MetaMixedPrecision : Pass<"meta-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Make the model of each bf16 or fp16 meta.train compute in "
+                "that type";
+  let description = [{
+    For each `meta.train` whose `precision` is `bf16` or `fp16`, rewrites its
+    model function: each float argument (the f32 parameters and the sample)
+    is converted with `nn.convert` to the 16-bit type where the model
+    starts, every op and float constant of the body computes in that type,
+    and the results are converted back to the declared (f32) result types
+    where it returns. The function's signature is unchanged, so everything
+    outside the model stays in f32: the parameters (the master weights),
+    the losses, the inner SGD updates, the outer optimizer and its state.
+
+    Differentiation needs nothing more: the derivative of a conversion
+    converts the cotangent back, so every gradient of the parameters comes
+    out in f32, while the values that the unrolled inner loop keeps for its
+    reverse sweeps are 16-bit. The runtime computes each 16-bit op in f32
+    (f32 accumulation in products and reductions) and rounds its result.
+
+    The model gets `meta.precision`; a model that two training programs
+    want in different precisions is reported. The `precision` option
+    overrides every training program's own (`metac --precision`).
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"",
+           "f32, bf16 or fp16 for every meta.train (default: each one's "
+           "own precision attribute)">
+  ];
+  let dependentDialects = ["::metac::nn::NNDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MetaExpand : Pass<"meta-expand", "::mlir::ModuleOp"> {
   let summary = "Expand each meta.train into its meta-iteration step function";
   let description = [{

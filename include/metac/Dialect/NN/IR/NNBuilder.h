@@ -34,6 +34,8 @@ public:
   mlir::Value div(mlir::Value a, mlir::Value b);
   mlir::Value neg(mlir::Value x);
   mlir::Value scale(mlir::Value x, double factor);
+  /// `x` in the float element type `element` (`x` itself if it has it).
+  mlir::Value convert(mlir::Value x, mlir::Type element);
   mlir::Value exp(mlir::Value x);
   mlir::Value erf(mlir::Value x);
   mlir::Value rsqrt(mlir::Value x);

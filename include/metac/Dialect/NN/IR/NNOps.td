@@ -44,6 +44,23 @@ def NN_ScaleOp : NN_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
 }
 
+def NN_ConvertOp : NN_Op<"convert", [Pure]> {
+  let summary = "conversion to another float element type";
+  let description = [{
+    `nn.convert %x : tensor<S x f32> -> tensor<S x bf16>` gives the tensor
+    of the same shape in the result's element type (f16, bf16, f32 or f64),
+    rounded to nearest, ties to even. Mixed precision is written with it:
+    parameters and inputs are converted to bf16 or f16 where a model starts
+    and its results back to f32 where it ends. Its derivative converts the
+    cotangent back to the operand's type (rounding is treated as the
+    identity, as every mixed-precision trainer does).
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 class NN_BinaryOp<string mnemonic, string formula>
     : NN_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise " # formula;
