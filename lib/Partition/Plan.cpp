@@ -96,6 +96,9 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
                                SmallVectorImpl<ParamSplit> &splits) {
   int64_t size = mesh.sizes[MeshAxis::Tensor];
   auto argumentOf = [&](Value v) -> std::optional<unsigned> {
+    // A bf16 or f16 model uses its parameters through conversions.
+    while (auto convert = v.getDefiningOp<nn::ConvertOp>())
+      v = convert.getInput();
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner()->getParentOp() != model)
       return std::nullopt;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MpiTransport.h"
+#include "../Precision.h"
 #include "../Tensor.h"
 
 #include <climits>
@@ -25,23 +26,45 @@ MPI_Datatype mpiType(metart_dtype dtype) {
     return MPI_INT32_T;
   case METART_BF16:
   case METART_F16:
-    return MPI_UINT16_T; // moved, never reduced (reducible() below)
+    return MPI_UINT16_T; // reduced by the operations of reduce16() below
   default:
     return MPI_INT64_T;
   }
 }
 
-/// MPI has no 16-bit float type to reduce.
-KernelStatus reducible(metart_dtype dtype) {
-  if (dtype == METART_BF16 || dtype == METART_F16)
-    return {METART_ERROR_UNSUPPORTED,
-            "MPI reduces no 16-bit floats: reduce f32 (convert the operand "
-            "first)"};
-  return KernelStatus::ok();
+/// MPI has no 16-bit float types: bf16 and f16 travel as 16-bit integers
+/// and reduce with user operations that add (or compare) in f32 and round
+/// each partial result, as NCCL's bf16 and f16 reductions do.
+template <float (*toFloat)(uint16_t), uint16_t (*fromFloat)(float), bool max>
+void reduce16(void *in, void *inout, int *length, MPI_Datatype *) {
+  const auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *length; ++i) {
+    float x = toFloat(a[i]), y = toFloat(b[i]);
+    // Written so that NaN propagates, as MPI_MAX and MPI_SUM do on floats.
+    b[i] = fromFloat(max ? (x > y || x != x ? x : y) : x + y);
+  }
 }
 
-MPI_Op mpiOp(Reduction reduction) {
-  return reduction == Reduction::Max ? MPI_MAX : MPI_SUM;
+/// The operation for `reduction` over `dtype`. The 16-bit ones are created
+/// once, after MPI_Init (a transport exists only then), and live until
+/// MPI_Finalize frees them.
+MPI_Op mpiOp(Reduction reduction, metart_dtype dtype) {
+  bool max = reduction == Reduction::Max;
+  if (dtype != METART_BF16 && dtype != METART_F16)
+    return max ? MPI_MAX : MPI_SUM;
+  static MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL},
+                             {MPI_OP_NULL, MPI_OP_NULL}};
+  MPI_Op &op = ops[dtype == METART_F16][max];
+  if (op == MPI_OP_NULL) {
+    MPI_User_function *fn =
+        dtype == METART_BF16 ? (max ? reduce16<bf16ToFloat, floatToBf16, true>
+                                    : reduce16<bf16ToFloat, floatToBf16, false>)
+                             : (max ? reduce16<f16ToFloat, floatToF16, true>
+                                    : reduce16<f16ToFloat, floatToF16, false>);
+    MPI_Op_create(fn, /*commute=*/1, &op);
+  }
+  return op;
 }
 
 KernelStatus check(int code, const char *call) {
@@ -118,8 +141,6 @@ KernelStatus MpiTransport::unstage(void *device, const void *host,
 KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype,
                                      Reduction reduction) {
-  if (KernelStatus s = reducible(dtype); s.failed())
-    return s;
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())
     return s;
@@ -134,7 +155,7 @@ KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
   const void *send = in == out ? MPI_IN_PLACE : in;
   if (KernelStatus s =
           check(MPI_Allreduce(send, out, int(count), mpiType(dtype),
-                              mpiOp(reduction), groups[mask]),
+                              mpiOp(reduction, dtype), groups[mask]),
                 "MPI_Allreduce");
       s.failed())
     return s;
@@ -169,8 +190,6 @@ KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
                                          int64_t count, metart_dtype dtype,
                                          Reduction reduction) {
-  if (KernelStatus s = reducible(dtype); s.failed())
-    return s;
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())
     return s;
@@ -186,7 +205,7 @@ KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
     return s;
   if (KernelStatus s =
           check(MPI_Reduce_scatter_block(in, out, int(count), mpiType(dtype),
-                                         mpiOp(reduction), groups[mask]),
+                                         mpiOp(reduction, dtype), groups[mask]),
                 "MPI_Reduce_scatter_block");
       s.failed())
     return s;

@@ -12,7 +12,10 @@ using namespace metart::test;
 
 namespace {
 
-const int32_t kDtypes[] = {METART_F32, METART_F64, METART_I32, METART_I64};
+// The inputs are small integers, so every sum is exact in each type (bf16
+// and f16 too: MPI reduces them with user operations).
+const int32_t kDtypes[] = {METART_F32, METART_F64,  METART_I32,
+                           METART_I64, METART_BF16, METART_F16};
 
 /// What a test reports on a failure: where it was.
 std::string where(const Mesh &mesh, int mask, int32_t dtype) {
@@ -57,7 +60,7 @@ TEST(Collectives, AllGatherAlongEachDimension) {
     for (int mask = 0; mask < 16; ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size();
-      for (int32_t dtype : {METART_F32, METART_F64})
+      for (int32_t dtype : {METART_F32, METART_F64, METART_BF16, METART_F16})
         for (int64_t dim : {0, 1}) {
           HostTensor x({2, 3}, dtype);
           x.fillInput(metart_world_rank());

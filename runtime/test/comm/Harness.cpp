@@ -1,6 +1,7 @@
 //===- Harness.cpp - helpers of the collective tests ----------------------===//
 
 #include "Harness.h"
+#include "Precision.h"
 
 #include <cstring>
 
@@ -73,7 +74,9 @@ double metart::test::inputValue(int64_t rank, int64_t i) {
 
 HostTensor::HostTensor(std::vector<int64_t> shape, int32_t dtype)
     : shape(std::move(shape)), dtype(dtype) {
-  size_t element = dtype == METART_F32 || dtype == METART_I32 ? 4 : 8;
+  size_t element = dtype == METART_F32 || dtype == METART_I32    ? 4
+                   : dtype == METART_BF16 || dtype == METART_F16 ? 2
+                                                                 : 8;
   bytes.assign(size() * element, 0);
   t = {bytes.data(), dtype, static_cast<int32_t>(this->shape.size()),
        this->shape.data()};
@@ -94,6 +97,10 @@ double HostTensor::get(int64_t i) const {
     return reinterpret_cast<const double *>(bytes.data())[i];
   case METART_I32:
     return reinterpret_cast<const int32_t *>(bytes.data())[i];
+  case METART_BF16:
+    return bf16ToFloat(reinterpret_cast<const uint16_t *>(bytes.data())[i]);
+  case METART_F16:
+    return f16ToFloat(reinterpret_cast<const uint16_t *>(bytes.data())[i]);
   default:
     return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
   }
@@ -109,6 +116,12 @@ void HostTensor::set(int64_t i, double value) {
     break;
   case METART_I32:
     reinterpret_cast<int32_t *>(bytes.data())[i] = int32_t(value);
+    break;
+  case METART_BF16:
+    reinterpret_cast<uint16_t *>(bytes.data())[i] = floatToBf16(float(value));
+    break;
+  case METART_F16:
+    reinterpret_cast<uint16_t *>(bytes.data())[i] = floatToF16(float(value));
     break;
   default:
     reinterpret_cast<int64_t *>(bytes.data())[i] = int64_t(value);
