@@ -10,12 +10,7 @@
 #   STEPS="1 4 8" ITERATIONS=3 PRECISIONS="f32 bf16" REMATS="off sqrt" \
 #     bench/foundation.sh
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${METAC_BUILD_DIR:-$root/build}
-if [ -z "${METAC:-}" ]; then
-  "$root/scripts/build.sh" metac >/dev/null
-fi
-metac=${METAC:-$build/bin/metac}
+source "$(dirname "$0")/metac-binary.sh"
 steps_list=${STEPS:-"1 2 3 4 5 6 7 8"}
 iterations=${ITERATIONS:-3}
 work=$(mktemp -d)

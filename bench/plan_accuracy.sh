@@ -21,13 +21,7 @@
 #   within W% of best measured
 # Run it on an otherwise idle machine: the figures are times.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${METAC_BUILD_DIR:-$root/build}
-# METAC=path uses that binary as it is (no build).
-if [ -z "${METAC:-}" ]; then
-  "$root/scripts/build.sh" metac >/dev/null
-fi
-metac=${METAC:-$build/bin/metac}
+source "$(dirname "$0")/metac-binary.sh"
 out=${OUT:-$root/bench/out/plan_accuracy}
 maxnp=${MAXNP:-8}
 specs=${SPECS:-"sinusoid maml_fashion_mnist transformer_sequence"}

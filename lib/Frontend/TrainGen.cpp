@@ -129,6 +129,23 @@ Attribute buildAlgorithm(const Constructor &c, SourceDiagnostics &diags,
   return nullptr;
 }
 
+/// A name field that must be one of `choices` (the first is the default);
+/// none after an error, which names the choices and the closest one.
+std::optional<std::string> readChoice(FieldReader &fields, StringRef field,
+                                      StringRef what,
+                                      ArrayRef<StringRef> choices) {
+  std::optional<std::string> value = fields.name(field, choices.front().str());
+  if (!value || llvm::is_contained(choices, *value))
+    return value;
+  InFlightDiagnostic diag = fields.error(*fields.find(field));
+  diag << "unknown " << what << " '" << *value << "' (expected ";
+  for (auto [i, choice] : llvm::enumerate(choices))
+    diag << (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") << choice;
+  diag << ")";
+  attachDidYouMean(diag, *value, choices);
+  return std::nullopt;
+}
+
 /// `clip_norm` of an optimizer record: absent, or a number > 0 (set in
 /// `clip`); false after an error.
 bool readClipNorm(FieldReader &r, std::optional<double> &clip) {
@@ -354,25 +371,10 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   auto metaBatch = fields.integer("meta_batch", std::nullopt, 1);
   auto iterations = fields.integer("iterations", std::nullopt, 0);
   auto seed = fields.integer("seed", 0, 0);
-  auto onNonfinite = fields.name("on_nonfinite", std::string("stop"));
-  if (onNonfinite && *onNonfinite != "stop" && *onNonfinite != "skip" &&
-      *onNonfinite != "ignore") {
-    InFlightDiagnostic diag = fields.error(*fields.find("on_nonfinite"));
-    diag << "unknown on_nonfinite policy '" << *onNonfinite
-         << "' (expected stop, skip or ignore)";
-    attachDidYouMean(diag, *onNonfinite, {"stop", "skip", "ignore"});
-    onNonfinite.reset();
-  }
-
-  auto precision = fields.name("precision", std::string("f32"));
-  if (precision && *precision != "f32" && *precision != "bf16" &&
-      *precision != "fp16") {
-    InFlightDiagnostic diag = fields.error(*fields.find("precision"));
-    diag << "unknown precision '" << *precision
-         << "' (expected f32, bf16 or fp16)";
-    attachDidYouMean(diag, *precision, {"f32", "bf16", "fp16"});
-    precision.reset();
-  }
+  auto onNonfinite = readChoice(fields, "on_nonfinite", "on_nonfinite policy",
+                                {"stop", "skip", "ignore"});
+  auto precision =
+      readChoice(fields, "precision", "precision", {"f32", "bf16", "fp16"});
 
   meta::PlanAttr plan;
   AutoPlan automatic;

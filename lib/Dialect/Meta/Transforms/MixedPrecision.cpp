@@ -67,8 +67,8 @@ LogicalResult lowerPrecision(func::FuncOp model, Type low) {
     arg.replaceAllUsesExcept(converted, converted.getDefiningOp());
   }
   for (Operation &op : llvm::make_early_inc_range(body)) {
-    if (isa<nn::ConvertOp>(op) && op.getOperand(0).getParentBlock() == &body &&
-        isa<BlockArgument>(op.getOperand(0)))
+    // The entry conversions just made.
+    if (isa<nn::ConvertOp>(op) && isa<BlockArgument>(op.getOperand(0)))
       continue;
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       b.setInsertionPoint(ret);
