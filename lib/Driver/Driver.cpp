@@ -152,6 +152,12 @@ struct Options {
       cl::desc("The type models compute in: f32, bf16 or fp16 (f32 master "
                "weights, losses and updates); overrides the spec's precision"),
       cl::init(""), cl::cat(category)};
+  cl::opt<std::string> lossScale{
+      "loss-scale",
+      cl::desc("Dynamic loss scaling of the meta-gradient: dynamic or off; "
+               "overrides the spec's loss_scale (default: dynamic with "
+               "fp16)"),
+      cl::init(""), cl::cat(category)};
   cl::opt<std::string> memoryBudget{
       "memory-budget",
       cl::desc("Bytes (K, M, G suffixes) one device may hold: recompute as "
@@ -597,6 +603,13 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.precision = options.precision;
+  if (!options.lossScale.empty() && options.lossScale != "dynamic" &&
+      options.lossScale != "off") {
+    llvm::errs() << "metac: error: --loss-scale must be dynamic or off, got '"
+                 << options.lossScale << "'\n";
+    return 1;
+  }
+  pipeline.lossScale = options.lossScale;
   uint64_t memoryBudget = 0;
   if (!options.memoryBudget.empty()) {
     if (!options.remat.empty()) {

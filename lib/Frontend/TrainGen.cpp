@@ -315,7 +315,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   FieldReader fields(diags, decl.fields, what, decl.loc,
                      {"model", "tasks", "loss", "algorithm", "optimizer",
                       "meta_batch", "iterations", "seed", "evaluate",
-                      "checkpoint", "parallel", "on_nonfinite", "precision"});
+                      "checkpoint", "parallel", "on_nonfinite", "precision",
+                      "loss_scale"});
 
   // References to other declarations, with suggestions for typos.
   auto lookup = [&](StringRef field, auto &table,
@@ -375,6 +376,16 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                                 {"stop", "skip", "ignore"});
   auto precision =
       readChoice(fields, "precision", "precision", {"f32", "bf16", "fp16"});
+  std::optional<std::string> lossScale;
+  if (fields.has("loss_scale"))
+    lossScale =
+        readChoice(fields, "loss_scale", "loss scaling", {"dynamic", "off"});
+  if (lossScale == "dynamic" && onNonfinite == "ignore") {
+    fields.error(*fields.find("loss_scale"))
+        << "dynamic loss scaling needs the check of each meta-iteration "
+           "that on_nonfinite = ignore leaves out (use stop or skip)";
+    lossScale.reset();
+  }
 
   meta::PlanAttr plan;
   AutoPlan automatic;
@@ -401,7 +412,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
 
   if (fields.hadError() || !model || !tasks || !algorithm || !loss ||
       !optimizer || !metaBatch || !iterations || !seed || !onNonfinite ||
-      !precision || (fields.has("parallel") && planFailed))
+      !precision || (fields.has("loss_scale") && !lossScale) ||
+      (fields.has("parallel") && planFailed))
     return nullptr;
 
   auto train = meta::TrainOp::create(
@@ -421,6 +433,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     train.setOnNonfinite(*onNonfinite);
   if (*precision != "f32")
     train.setPrecision(*precision);
+  if (lossScale)
+    train.setLossScale(*lossScale);
   if (checkpointEvery) {
     train.setCheckpointEvery(*checkpointEvery);
     train.setCheckpointDir(*checkpointDir);

@@ -96,6 +96,9 @@ struct Layer {
 SmallVector<Layer> layersOf(func::FuncOp model) {
   SmallVector<Layer> layers;
   auto argumentOf = [&](Value v) -> std::optional<unsigned> {
+    // A mixed-precision model converts its parameters where it starts.
+    if (auto convert = v.getDefiningOp<nn::ConvertOp>())
+      v = convert.getInput();
     if (auto arg = dyn_cast_or_null<BlockArgument>(v))
       if (arg.getOwner()->getParentOp() == model)
         return arg.getArgNumber();

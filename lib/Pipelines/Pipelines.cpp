@@ -76,6 +76,7 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
   if (after(Phase::Expand)) {
     meta::MetaMixedPrecisionOptions mixed;
     mixed.precision = options.precision;
+    mixed.lossScale = options.lossScale;
     pm.addPass(meta::createMetaMixedPrecision(mixed));
     pm.addPass(meta::createMetaExpand());
     pm.addPass(meta::createMetaUnrollAdapt());

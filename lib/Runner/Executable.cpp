@@ -126,6 +126,7 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ",\n  .guarded = " << p.guarded << ", .on_nonfinite = " << p.onNonfinite
      << ",\n  .flops_per_iteration = "
      << llvm::format("%.17g", p.flopsPerIteration)
+     << ", .loss_scaling = " << p.lossScaling
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

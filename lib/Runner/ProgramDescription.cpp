@@ -183,6 +183,12 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   // replicated gradient).
   if (stepFunction) {
     stepFunction.walk([&](meta::UpdateGuardOp) { d.guarded = true; });
+    for (unsigned i = 0; i < stepFunction.getNumArguments(); ++i)
+      if (stepFunction.getArgAttr(i, meta::kLossScaleAttrName))
+        d.lossScaling = 1;
+    if (d.lossScaling && !d.guarded)
+      return stepFunction.emitError(
+          "scales its loss but has no update guard to adjust the scale by");
     d.flopsPerIteration = planner::estimateFunctionCost(stepFunction).flops;
   }
 

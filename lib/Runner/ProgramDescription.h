@@ -59,6 +59,9 @@ struct ProgramDescription {
   /// after the loss), and the spec's policy (metart_nonfinite).
   bool guarded = false;
   int32_t onNonfinite = 0;
+  /// Whether the step takes a loss scale after the optimizer state
+  /// (dynamic loss scaling, kept by the runtime).
+  int32_t lossScaling = 0;
   /// The cost model's FLOPs of one meta-iteration of this rank's step (of
   /// pipeline stage 0's, with stages).
   double flopsPerIteration = 0;

@@ -106,6 +106,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.guarded = program->guarded;
   desc.flops_per_iteration = program->flopsPerIteration;
   desc.on_nonfinite = program->onNonfinite;
+  desc.loss_scaling = program->lossScaling;
   desc.checkpoint_dir =
       program->checkpointDir.empty() ? nullptr : program->checkpointDir.c_str();
   std::vector<metart_eval_desc> evals;

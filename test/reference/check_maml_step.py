@@ -89,7 +89,7 @@ def write_episodes(path, dtype):
     path.write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(offset))
 
 
-def write_spec(directory, config):
+def write_spec(directory, config, output_scale=1.0):
     name, hidden, activation, steps, lr, order, dtype, loss = config[:8]
     clip = f", clip_norm = {config[8]}" if len(config) > 8 else ""
     if loss == "mse":
@@ -103,7 +103,8 @@ def write_spec(directory, config):
     lines = [f"model m(x: {dtype}[{features}]) -> {dtype}[{out}] {{", "  h = x"]
     for i, width in enumerate(hidden):
         lines.append(f'  h = {activation}(linear(h, {width}, name = "l{i}"))')
-    lines.append('  return linear(h, %d, name = "out")' % out)
+    scale = f"{output_scale!r} * " if output_scale != 1.0 else ""
+    lines.append('  return %slinear(h, %d, name = "out")' % (scale, out))
     lines.append("}")
     lines.append(tasks)
     lines.append(
@@ -121,15 +122,21 @@ def tensor(entry, dtype):
     return torch.tensor(entry["values"], dtype=dtype).reshape(entry["shape"])
 
 
-def torch_step(config, inputs, reference_f64=False, low=None):
+def torch_step(config, inputs, reference_f64=False, low=None, loss_scale=1.0,
+               output_scale=1.0):
     """One meta-step in PyTorch: in the spec's type, in f64 with
     `reference_f64`, or with the model computing in the 16-bit type `low`
-    (parameters, losses and updates in the spec's type)."""
+    (parameters, losses and updates in the spec's type). `loss_scale`
+    multiplies the meta-loss before its gradient is taken and divides the
+    gradients after (what torch.cuda.amp.GradScaler does); `output_scale`
+    multiplies the model's output (in its type)."""
     _, hidden, activation, steps, lr, order, dtype, loss_kind = config[:8]
     dt = torch.float64 if dtype == "f64" or reference_f64 else torch.float32
     n = 2 * (len(hidden) + 1)
     params = [tensor(e, dt).requires_grad_() for e in inputs[:n]]
-    sx, sy, qx, qy = [tensor(e, dt) for e in inputs[n:]]
+    # The batch is last (a loss scale, when there is one, comes before it:
+    # it changes nothing in exact arithmetic).
+    sx, sy, qx, qy = [tensor(e, dt) for e in inputs[-4:]]
     act = torch.relu if activation == "relu" else torch.tanh
 
     # bf16: PyTorch's own bf16 kernels. fp16: PyTorch 1.13 has no CPU
@@ -150,7 +157,10 @@ def torch_step(config, inputs, reference_f64=False, low=None):
         p, h = [cast(q) for q in p], cast(x)
         for i in range(0, n - 2, 2):
             h = activation(linear(h, p[i], p[i + 1]))
-        return linear(h, p[-2], p[-1]).to(dt)
+        y = linear(h, p[-2], p[-1])
+        if output_scale != 1.0:
+            y = cast(output_scale * y) if low is torch.float16 else output_scale * y
+        return y.to(dt)
 
     def loss(prediction, target):
         if loss_kind == "mse":
@@ -166,7 +176,8 @@ def torch_step(config, inputs, reference_f64=False, low=None):
             fast = [p - lr * g for p, g in zip(fast, grads)]
         query_losses.append(loss(model(fast, qx[t]), qy[t]))
     meta_loss = torch.stack(query_losses).mean()
-    grads = torch.autograd.grad(meta_loss, params)
+    grads = torch.autograd.grad(meta_loss * loss_scale, params)
+    grads = [g / loss_scale for g in grads]
     norms = torch.stack([(g.double() ** 2).sum() for g in grads])
     if len(config) > 8:
         # clip_grad_norm_ clips the .grad of what it is given.
@@ -198,15 +209,28 @@ def main():
     parser.add_argument("--precision", choices=["bf16", "fp16"],
                         help="compile with this precision and compare the "
                         "meta-gradients with the f64 reference")
+    parser.add_argument("--loss-scale", choices=["dynamic", "off"],
+                        help="metac's --loss-scale (default: dynamic for "
+                        "fp16); the PyTorch peer scales its meta-loss by "
+                        "1024 when metac does (metac-eval's scale)")
+    parser.add_argument("--output-scale", type=float, default=1.0,
+                        help="multiply every model's output by this (small: "
+                        "the cotangents in the model are as small, where "
+                        "fp16 underflows without loss scaling)")
     args = parser.parse_args()
     if args.precision:
         args.metac_flag.append(f"--precision={args.precision}")
+    if args.loss_scale:
+        args.metac_flag.append(f"--loss-scale={args.loss_scale}")
+    scaled = (args.loss_scale == "dynamic" or
+              (args.precision == "fp16" and args.loss_scale != "off"))
+    summary = []
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         directory = pathlib.Path(tmp)
         for config in CONFIGS:
             name, dtype = config[0], config[6]
-            spec = write_spec(directory, config)
+            spec = write_spec(directory, config, args.output_scale)
             step = directory / f"{name}.mlir"
             subprocess.run([args.metac, str(spec), "--compile-to=autodiff",
                             *args.metac_flag, "-o", str(step)], check=True)
@@ -222,7 +246,8 @@ def main():
                 inputs, outputs = data["inputs"], data["outputs"]
                 n = 2 * (len(config[1]) + 1)
                 expected_params, expected_loss, expected_norms = torch_step(
-                    config, inputs, reference_f64=bool(args.precision))
+                    config, inputs, reference_f64=bool(args.precision),
+                    output_scale=args.output_scale)
                 dt = torch.float64 if dtype == "f64" else torch.float32
                 errors = [relative_error(tensor(outputs[i], torch.float64),
                                          expected_params[i].double())
@@ -236,8 +261,10 @@ def main():
                     # The meta-gradient is what the step subtracts (lr 1).
                     low = (torch.bfloat16 if args.precision == "bf16"
                            else torch.float16)
-                    peer_params, peer_loss, _ = torch_step(config, inputs,
-                                                           low=low)
+                    peer_params, peer_loss, _ = torch_step(
+                        config, inputs, low=low,
+                        loss_scale=1024.0 if scaled else 1.0,
+                        output_scale=args.output_scale)
                     mine, theirs, exact = [], [], []
                     for i in range(n):
                         before = tensor(inputs[i], torch.float64).flatten()
@@ -246,6 +273,7 @@ def main():
                         theirs.append(before - peer_params[i].double().flatten())
                     exact = torch.cat(exact)
                     errors = [normwise_error(torch.cat(mine), exact)]
+                    summary.append(errors[0])
                     peer = [normwise_error(torch.cat(theirs), exact)]
                     errors.append(relative_error(
                         tensor(outputs[-2], torch.float64),
@@ -262,6 +290,10 @@ def main():
                     label = name
                 print(f"{label} seed {seed}: max relative error {worst:.2e} "
                       f"(tolerance {tolerance:.0e}) {status}")
+    if summary:
+        summary.sort()
+        print(f"median meta-gradient error {summary[len(summary) // 2]:.2e} "
+              f"({'with' if scaled else 'without'} loss scaling)")
     print(f"{len(CONFIGS) * len(args.seeds.split(',')) - failures} passed, "
           f"{failures} failed")
     return 1 if failures else 0

@@ -69,6 +69,9 @@ struct PipelineOptions {
   /// f32, bf16 or fp16 overriding every training program's precision, or
   /// empty.
   std::string precision;
+  /// dynamic or off overriding every training program's loss_scale, or
+  /// empty.
+  std::string lossScale;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

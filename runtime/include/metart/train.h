@@ -103,6 +103,15 @@ typedef struct metart_program {
   /** Floating-point operations of one meta-iteration on this rank, as the
    *  compiler's cost model counts them (0: unknown). */
   double flops_per_iteration;
+  /** Non-zero: dynamic loss scaling. The step takes, after the optimizer
+   *  state, the scale (a scalar of the loss's type) that multiplies its
+   *  meta-loss before differentiation (it divides the gradients after).
+   *  The driver keeps it: 65536 at first; a meta-iteration whose meta-loss
+   *  is finite but whose gradient is not overflowed, so it is skipped
+   *  (whatever the policy) and the scale halved; after 2000 healthy
+   *  meta-iterations in a row it doubles (PyTorch's GradScaler). Needs
+   *  `guarded`. */
+  int32_t loss_scaling;
 } metart_program;
 
 typedef struct metart_train_options {
@@ -175,6 +184,11 @@ typedef struct metart_train_result {
    *  (peak_device_bytes is this rank's, evaluation included): what the
    *  cost model predicts per device. */
   size_t peak_train_device_bytes;
+  /** With loss scaling: meta-iterations skipped because their gradient
+   *  overflowed (also counted in skipped_iterations), and the scale at the
+   *  end. */
+  int64_t overflow_iterations;
+  double loss_scale;
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing
@@ -255,6 +269,7 @@ typedef struct metart_program_desc {
   int32_t guarded;            /* as in metart_program */
   int32_t on_nonfinite;       /* metart_nonfinite */
   double flops_per_iteration; /* as in metart_program */
+  int32_t loss_scaling;       /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {

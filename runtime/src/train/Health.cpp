@@ -33,13 +33,15 @@ metart_status UpdateHealth::allocate(metart_context *c, int64_t count,
 }
 
 metart_status UpdateHealth::check(int32_t lossType, double &loss, bool &healthy,
-                                  std::string &error) {
+                                  bool &overflow, std::string &error) {
   metart_status s = metart_copy_to_host(context, norms.data(), normsTensor.data,
                                         norms.size() * sizeof(double));
   float narrow = 0;
   std::memcpy(&narrow, &norms[count], sizeof(narrow));
   loss = lossType == METART_F32 ? narrow : norms[count];
-  double bad = std::isfinite(loss) && firstNonfiniteGradient() < 0 ? 0 : 1;
+  // 0: healthy; 1: a gradient is not finite; 2: the loss is not. The
+  // ranks agree on the worst.
+  double bad = !std::isfinite(loss) ? 2 : firstNonfiniteGradient() >= 0 ? 1 : 0;
   if (!s && verdictTensor.data) {
     s = metart_copy_to_device(context, verdictTensor.data, &bad, sizeof(bad));
     if (!s)
@@ -54,6 +56,7 @@ metart_status UpdateHealth::check(int32_t lossType, double &loss, bool &healthy,
     return s;
   }
   healthy = bad == 0;
+  overflow = bad == 1;
   return METART_OK;
 }
 

@@ -34,9 +34,10 @@ public:
   void *lossSlot() { return static_cast<double *>(normsTensor.data) + count; }
   /// Reads the loss (of `lossType`) and the norms of the meta-iteration
   /// just run; `healthy` when the loss and every norm are finite on every
-  /// rank.
+  /// rank; `overflow` when not, but every rank's loss is finite (only a
+  /// gradient is not: with a scaled loss, the scale was too large).
   metart_status check(int32_t lossType, double &loss, bool &healthy,
-                      std::string &error);
+                      bool &overflow, std::string &error);
   /// The outer gradient's global L2 norm (before clipping).
   double gradNorm() const;
   /// The first gradient whose norm is not finite, or -1.

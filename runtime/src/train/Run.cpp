@@ -198,6 +198,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.guarded = desc->guarded;
   program.flops_per_iteration = desc->flops_per_iteration;
   program.on_nonfinite = desc->on_nonfinite;
+  program.loss_scaling = desc->loss_scaling;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))
@@ -252,6 +253,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                  "or outer gradient (their updates were dropped)\n",
                  static_cast<long long>(result.skipped_iterations),
                  result.skipped_iterations == 1 ? "" : "s");
+  if (desc->loss_scaling)
+    std::fprintf(out,
+                 "loss scale %g at the end; %lld meta-iteration%s skipped "
+                 "for an overflowing gradient (the scale halved each time)\n",
+                 result.loss_scale,
+                 static_cast<long long>(result.overflow_iterations),
+                 result.overflow_iterations == 1 ? "" : "s");
   if (options->train.profile)
     std::fputs(metart::formatProfile(handles.context->profile).c_str(), out);
   for (int64_t i = 0; i < result.num_evals; ++i)

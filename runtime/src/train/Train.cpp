@@ -15,6 +15,7 @@
 #include "../comm/Trace.h"
 #include "Evaluation.h"
 #include "Health.h"
+#include "LossScaler.h"
 #include "Sharding.h"
 #include "StepRunner.h"
 #include "metart/comm.h"
@@ -115,6 +116,11 @@ private:
   DeviceTensor loss;
   /// The update guard's verdicts (when `program.guarded`).
   metart::train::UpdateHealth health;
+  /// Dynamic loss scaling (when `program.loss_scaling`): the scale and the
+  /// step's scalar input that holds it.
+  metart::train::LossScaler scaler;
+  DeviceTensor scaleInput;
+  metart_status writeScale();
   /// The last checkpoint written or resumed from, its directory and its
   /// iteration (-1: none).
   std::string lastCheckpoint, lastCheckpointDir;
@@ -209,6 +215,16 @@ metart_status Trainer::initialize() {
       return fail(s, "%s", metart_context_last_error(context));
   }
   int32_t lossType = params.empty() ? METART_F32 : params[0].dtype;
+  if (program.loss_scaling) {
+    if (!program.guarded)
+      return fail(METART_ERROR_INVALID_ARGUMENT,
+                  "the program scales its loss but has no update guard to "
+                  "adjust the scale by");
+    if (metart_status s = allocate(scaleInput, {}, lossType))
+      return s;
+    if (metart_status s = writeScale())
+      return s;
+  }
   if (!program.guarded) {
     if (metart_status s = allocate(loss, {}, lossType))
       return s;
@@ -225,6 +241,18 @@ metart_status Trainer::initialize() {
     loss.descriptor = {health.lossSlot(), lossType, 0, loss.shape.data()};
   }
   return allocateBatch(program.tasks, batch, hostBatch, localBatch);
+}
+
+metart_status Trainer::writeScale() {
+  double wide = scaler.scale();
+  float narrow = static_cast<float>(wide);
+  const void *host = scaleInput.dtype == METART_F32
+                         ? static_cast<const void *>(&narrow)
+                         : static_cast<const void *>(&wide);
+  if (metart_status s = metart_copy_to_device(
+          context, scaleInput.descriptor.data, host, scaleInput.bytes))
+    return fail(s, "%s", metart_context_last_error(context));
+  return METART_OK;
 }
 
 metart_status Trainer::initializeParams() {
@@ -316,6 +344,28 @@ metart_status Trainer::loadParams(const char *path, bool withState,
     int32_t dtype = 0, rank = 0;
     const int64_t *shape = nullptr;
     const void *data = nullptr;
+    // The loss scale where the run left it (a checkpoint of a run without
+    // scaling has none: the scale starts afresh).
+    if (!status && program.loss_scaling &&
+        !metart_safetensors_find(file, "meta.loss_scale", &dtype, &rank, &shape,
+                                 &data)) {
+      double saved[2] = {0, 0};
+      if (dtype != METART_F64 || rank != 1 || shape[0] != 2)
+        status = fail(METART_ERROR_IO,
+                      "tensor 'meta.loss_scale' in '%s' is not f64[2]", path);
+      else
+        std::memcpy(saved, data, sizeof(saved));
+      if (!status &&
+          !(saved[0] > 0 && std::isfinite(saved[0]) && saved[1] >= 0))
+        status = fail(METART_ERROR_IO,
+                      "tensor 'meta.loss_scale' in '%s' holds no valid scale "
+                      "(%g, %g)",
+                      path, saved[0], saved[1]);
+      if (!status) {
+        scaler.restore(saved[0], static_cast<int64_t>(saved[1]));
+        status = writeScale();
+      }
+    }
     if (!status &&
         !metart_safetensors_find(file, "meta.iteration", &dtype, &rank, &shape,
                                  &data) &&
@@ -358,6 +408,11 @@ metart_status Trainer::saveParams(const char *path, bool withState,
   if (withState)
     entries.push_back(
         {"meta.iteration", METART_I64, 0, nullptr, &iterationValue});
+  double scaleValue[2] = {scaler.scale(),
+                          static_cast<double>(scaler.healthyInRow())};
+  static const int64_t kTwo = 2;
+  if (withState && program.loss_scaling)
+    entries.push_back({"meta.loss_scale", METART_F64, 1, &kTwo, scaleValue});
   char message[512] = "";
   if (metart_status s = metart_safetensors_write(
           path, entries.data(), entries.size(), message, sizeof(message)))
@@ -626,6 +681,8 @@ metart_status Trainer::run(metart_train_result &result) {
   for (DeviceTensor &s : state)
     inputs.push_back(&s.descriptor);
   outputs = inputs; // new parameters and state replace the old in place
+  if (program.loss_scaling)
+    inputs.push_back(&scaleInput.descriptor);
   for (DeviceTensor &b : batch)
     inputs.push_back(&b.descriptor);
   outputs.push_back(&loss.descriptor);
@@ -675,11 +732,11 @@ metart_status Trainer::run(metart_train_result &result) {
       result.comm[mask].bytes += comm[mask].bytes;
       result.comm[mask].seconds += comm[mask].seconds;
     }
-    bool healthy = true;
+    bool healthy = true, overflow = false;
     if (program.guarded) {
       std::string healthError;
-      if ((status =
-               health.check(loss.dtype, lossValue, healthy, healthError))) {
+      if ((status = health.check(loss.dtype, lossValue, healthy, overflow,
+                                 healthError))) {
         status = fail(status, "%s", healthError.c_str());
         break;
       }
@@ -691,7 +748,16 @@ metart_status Trainer::run(metart_train_result &result) {
           loss.descriptor.data, loss.bytes);
       lossValue = loss.dtype == METART_F32 ? hostF : host[0];
     }
-    if (!healthy && policy() == METART_NONFINITE_STOP) {
+    // With a scaled loss, a finite meta-loss with a non-finite gradient is
+    // the scale's overflow: skipped whatever the policy, the scale halved.
+    bool overflowed = program.loss_scaling && !healthy && overflow;
+    double scaleUsed = scaler.scale();
+    if (program.loss_scaling && (healthy || overflowed) &&
+        scaler.update(overflowed) && (status = writeScale()))
+      break;
+    if (overflowed)
+      ++result.overflow_iterations;
+    if (!healthy && !overflowed && policy() == METART_NONFINITE_STOP) {
       status = stopNonfinite(it + 1, lossValue,
                              "the meta-loss or the outer gradient is not "
                              "finite");
@@ -700,14 +766,17 @@ metart_status Trainer::run(metart_train_result &result) {
     if (!healthy) {
       ++result.skipped_iterations;
       if (++consecutiveSkips >= maxSkips) {
-        status = stopNonfinite(
-            it + 1, lossValue,
-            ("the last " + std::to_string(consecutiveSkips) +
-             " meta-iterations were skipped (--max-consecutive-skips)")
-                .c_str());
+        std::string why = "the last " + std::to_string(consecutiveSkips) +
+                          " meta-iterations were skipped "
+                          "(--max-consecutive-skips)";
+        if (program.loss_scaling)
+          why += "; the loss scale went down to " +
+                 metart::train::jsonNumber(scaler.scale());
+        status = stopNonfinite(it + 1, lossValue, why.c_str());
         break;
       }
-      if (result.skipped_iterations == 1 && options.progress && sharding.writer)
+      if (result.skipped_iterations == 1 && !overflowed && options.progress &&
+          sharding.writer)
         std::fprintf(stderr,
                      "metart: note: meta-iteration %lld had a non-finite "
                      "meta-loss or outer gradient; its update was skipped "
@@ -739,6 +808,9 @@ metart_status Trainer::run(metart_train_result &result) {
         extra +=
             ", \"grad_norm\": " + metart::train::jsonNumber(health.gradNorm()) +
             ", \"skipped\": " + (healthy ? "false" : "true");
+      if (program.loss_scaling)
+        extra += ", \"loss_scale\": " + metart::train::jsonNumber(scaleUsed) +
+                 ", \"overflow\": " + (overflowed ? "true" : "false");
       std::fprintf(metrics,
                    "{\"iteration\": %lld, \"meta_loss\": %s, \"seconds\": "
                    "%.9g, \"tasks_per_second\": %.6g, \"peak_device_bytes\": "
@@ -791,11 +863,17 @@ metart_status Trainer::run(metart_train_result &result) {
   if (metrics)
     std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu}\n",
                  result.peak_train_device_bytes);
+  result.loss_scale = program.loss_scaling ? scaler.scale() : 0;
   if (metrics && program.guarded)
-    std::fprintf(metrics,
-                 "{\"nonfinite\": {\"policy\": \"%s\", \"skipped\": %lld}}\n",
-                 policy() == METART_NONFINITE_SKIP ? "skip" : "stop",
-                 static_cast<long long>(result.skipped_iterations));
+    std::fprintf(
+        metrics, "{\"nonfinite\": {\"policy\": \"%s\", \"skipped\": %lld%s}}\n",
+        policy() == METART_NONFINITE_SKIP ? "skip" : "stop",
+        static_cast<long long>(result.skipped_iterations),
+        program.loss_scaling
+            ? (", \"overflow\": " + std::to_string(result.overflow_iterations) +
+               ", \"loss_scale\": " + metart::train::jsonNumber(scaler.scale()))
+                  .c_str()
+            : "");
   if (metrics && options.profile)
     std::fprintf(metrics, "{\"profile\": %s, \"iterations\": %lld}\n",
                  metart::profileJson(context->profile).c_str(),

@@ -97,3 +97,27 @@ meta.train @t model @model tasks @sine loss <mse>
     optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
     attributes {meta_batch = 4 : i64, iterations = 10 : i64, seed = 0 : i64, precision = "f8"} {
 }
+// -----
+meta.tasks @sine "sinusoid" support 5 query 5 : tensor<1xf32> -> tensor<1xf32> config {}
+func.func @model(%w: tensor<1x1xf32> {meta.param = "fc.weight"}, %x: tensor<1xf32>) -> tensor<1xf32> {
+  %y = nn.linear %x, %w : tensor<1xf32>, tensor<1x1xf32> -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+// expected-error@+1 {{'meta.train' op expects loss_scale dynamic or off, got 'static'}}
+meta.train @t model @model tasks @sine loss <mse>
+    algorithm #meta.maml<steps = 1, inner_lr = 0.01, order = 2>
+    optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
+    attributes {meta_batch = 4 : i64, iterations = 10 : i64, seed = 0 : i64, precision = "fp16", loss_scale = "static"} {
+}
+// -----
+meta.tasks @sine "sinusoid" support 5 query 5 : tensor<1xf32> -> tensor<1xf32> config {}
+func.func @model(%w: tensor<1x1xf32> {meta.param = "fc.weight"}, %x: tensor<1xf32>) -> tensor<1xf32> {
+  %y = nn.linear %x, %w : tensor<1xf32>, tensor<1x1xf32> -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+// expected-error@+1 {{'meta.train' op scales the loss dynamically (loss_scale), which needs the update guard that on_nonfinite = ignore leaves out}}
+meta.train @t model @model tasks @sine loss <mse>
+    algorithm #meta.maml<steps = 1, inner_lr = 0.01, order = 2>
+    optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
+    attributes {meta_batch = 4 : i64, iterations = 10 : i64, seed = 0 : i64, precision = "fp16", loss_scale = "dynamic", on_nonfinite = "ignore"} {
+}

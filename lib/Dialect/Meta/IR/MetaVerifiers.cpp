@@ -140,6 +140,14 @@ LogicalResult TrainOp::verify() {
       policy && *policy != "stop" && *policy != "skip" && *policy != "ignore")
     return emitOpError("expects on_nonfinite stop, skip or ignore, got '")
            << *policy << "'";
+  if (std::optional<StringRef> scale = getLossScale();
+      scale && *scale != "dynamic" && *scale != "off")
+    return emitOpError("expects loss_scale dynamic or off, got '")
+           << *scale << "'";
+  if (getLossScale() == "dynamic" && getOnNonfinite() == "ignore")
+    return emitOpError("scales the loss dynamically (loss_scale), which needs "
+                       "the update guard that on_nonfinite = ignore leaves "
+                       "out");
   if (getClipNormAttr() && getOnNonfinite() == "ignore")
     return emitOpError("clips the gradient (clip_norm), which needs the update "
                        "guard that on_nonfinite = ignore leaves out");

@@ -479,8 +479,17 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   Type element =
       cast<RankedTensorType>(modelType.getResult(0)).getElementType();
   auto scalar = RankedTensorType::get({}, element);
+  // Dynamic loss scaling: the scale the runtime keeps, after the state. It
+  // multiplies the meta-loss inside the gradient request, so that every
+  // cotangent of the meta-gradient (the second-order ones through the inner
+  // backward included) carries it through the 16-bit model; the gradients
+  // are divided by it in f32 before the guard sees them. (Reptile and iMAML
+  // take no gradient of a meta-loss: nothing to scale.)
+  bool scaled = train.scalesLoss() && !reptile && !imaml;
   SmallVector<Type> inputs(paramTypes);
   llvm::append_range(inputs, stateTypes);
+  if (scaled)
+    inputs.push_back(scalar);
   llvm::append_range(inputs, batchTypes);
   SmallVector<Type> results(paramTypes);
   llvm::append_range(results, stateTypes);
@@ -501,6 +510,15 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   ValueRange params = args.take_front(n);
   ValueRange state = args.slice(n, stateTypes.size());
   ValueRange batch = args.take_back(4);
+  Value lossScale;
+  if (scaled) {
+    unsigned index = n + stateTypes.size();
+    lossScale = args[index];
+    step.setArgAttr(index, kLossScaleAttrName, b.getUnitAttr());
+    // metac-eval's inputs: a power of two, as the runtime's scales are.
+    step.setArgAttr(index, "metac.eval.min", b.getF64FloatAttr(1024));
+    step.setArgAttr(index, "metac.eval.max", b.getF64FloatAttr(1024));
+  }
 
   // Reptile and iMAML: the tasks yield gradient-like values the step
   // averages (no gradient request around the map).
@@ -551,9 +569,27 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
         emitQueryLoss(b, *prediction, taskBody->getArguments().take_front(4)));
     b.setInsertionPointAfter(map);
     nn::NNBuilder nn(b, loc);
-    YieldOp::create(b, loc, nn.reduceMean(map.getResult(0), {0}));
+    Value metaLoss = nn.reduceMean(map.getResult(0), {0});
+    YieldOp::create(b, loc, lossScale ? nn.mul(metaLoss, lossScale) : metaLoss);
   }
-  emitUpdateAndReturn(b, params, grad.getGradients(), state, grad.getValue());
+  if (!lossScale) {
+    emitUpdateAndReturn(b, params, grad.getGradients(), state, grad.getValue());
+    return step;
+  }
+  nn::NNBuilder nn(b, loc);
+  Value inverse = nn.div(nn.onesLike(lossScale), lossScale);
+  SmallVector<Value> unscaled;
+  for (Value g : grad.getGradients()) {
+    auto type = cast<RankedTensorType>(g.getType());
+    Value factor = inverse;
+    if (type.getRank() > 0)
+      factor =
+          nn.broadcast(inverse, type.getShape(),
+                       llvm::to_vector(llvm::seq<int64_t>(type.getRank())));
+    unscaled.push_back(nn.mul(g, factor));
+  }
+  emitUpdateAndReturn(b, params, unscaled, state,
+                      nn.mul(grad.getValue(), inverse));
   return step;
 }
 

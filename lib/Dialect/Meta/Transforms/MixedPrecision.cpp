@@ -113,9 +113,23 @@ struct MetaMixedPrecisionPass
           << precision << "' (expected f32, bf16 or fp16)";
       return signalPassFailure();
     }
+    if (!lossScale.empty() && lossScale != "dynamic" && lossScale != "off") {
+      module.emitError("unknown loss scaling '")
+          << lossScale << "' (expected dynamic or off)";
+      return signalPassFailure();
+    }
     for (TrainOp train : module.getOps<TrainOp>()) {
       if (!precision.empty())
         train.setPrecision(precision);
+      if (!lossScale.empty()) {
+        train.setLossScale(lossScale);
+        if (lossScale == "dynamic" && train.getOnNonfinite() == "ignore") {
+          train.emitOpError("cannot scale its loss dynamically: "
+                            "on_nonfinite = ignore leaves out the check that "
+                            "adjusts the scale");
+          return signalPassFailure();
+        }
+      }
       StringRef wanted = train.getPrecision().value_or("f32");
       if (wanted == "f32")
         continue;

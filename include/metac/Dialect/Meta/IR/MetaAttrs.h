@@ -24,6 +24,10 @@ struct OptimizerStateLayout {
 /// The state layout of an outer optimizer attribute (SGD, Adam or AdamW).
 OptimizerStateLayout getOptimizerStateLayout(mlir::Attribute optimizer);
 
+/// Marks the step function's loss-scale argument (a scalar after the
+/// optimizer state) when its train scales the loss dynamically.
+inline constexpr llvm::StringLiteral kLossScaleAttrName = "meta.loss_scale";
+
 } // namespace metac::meta
 
 #endif // METAC_DIALECT_META_IR_METAATTRS_H

@@ -77,7 +77,13 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
     computes in: with `bf16` or `fp16` the `meta-mixed-precision` pass makes
     the model convert its f32 parameters and inputs where it starts and its
     results back to f32 where it ends, so the parameters, the inner updates,
-    the losses and the outer optimizer stay in f32.
+    the losses and the outer optimizer stay in f32. `loss_scale`
+    (`dynamic` or `off`) scales the meta-loss before the meta-gradient is
+    taken and the gradients back after it, by a factor the runtime adjusts
+    (halved and the update skipped when a gradient overflows, doubled after
+    2000 healthy meta-iterations: PyTorch's GradScaler defaults); without
+    it, `fp16` scales unless `on_nonfinite = ignore` and other precisions
+    do not.
 
     The model's leading arguments are its parameters (each with a
     `meta.param` name, PyTorch's `state_dict` naming); its last argument is
@@ -93,8 +99,17 @@ def Meta_TrainOp : Meta_Op<"train", [Symbol, HasParent<"::mlir::ModuleOp">,
                        OptionalAttr<StrAttr>:$checkpoint_dir,
                        OptionalAttr<F64Attr>:$clip_norm,
                        OptionalAttr<StrAttr>:$on_nonfinite,
-                       OptionalAttr<StrAttr>:$precision);
+                       OptionalAttr<StrAttr>:$precision,
+                       OptionalAttr<StrAttr>:$loss_scale);
   let regions = (region SizedRegion<1>:$body);
+  let extraClassDeclaration = [{
+    /// Whether the step scales its meta-loss (dynamic loss scaling).
+    bool scalesLoss() {
+      if (std::optional<::llvm::StringRef> scale = getLossScale())
+        return *scale == "dynamic";
+      return getPrecision() == "fp16" && getOnNonfinite() != "ignore";
+    }
+  }];
   let assemblyFormat = [{
     $sym_name `model` $model `tasks` $tasks `loss` $loss `algorithm`
     $algorithm `optimizer` $optimizer attr-dict-with-keyword $body

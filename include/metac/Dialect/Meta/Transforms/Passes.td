@@ -68,12 +68,18 @@ def MetaMixedPrecision : Pass<"meta-mixed-precision", "::mlir::ModuleOp"> {
 
     The model gets `meta.precision`; a model that two training programs
     want in different precisions is reported. The `precision` option
-    overrides every training program's own (`metac --precision`).
+    overrides every training program's own (`metac --precision`), and
+    `loss-scale` (`dynamic` or `off`) every one's `loss_scale`
+    (`metac --loss-scale`); dynamic scaling with `on_nonfinite = ignore`
+    is reported (the scale is adjusted by the check that it leaves out).
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"",
            "f32, bf16 or fp16 for every meta.train (default: each one's "
-           "own precision attribute)">
+           "own precision attribute)">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"",
+           "dynamic or off for every meta.train (default: each one's own "
+           "loss_scale attribute)">
   ];
   let dependentDialects = ["::metac::nn::NNDialect",
                            "::mlir::arith::ArithDialect"];
