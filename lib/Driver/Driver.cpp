@@ -131,6 +131,12 @@ struct Options {
                "meta-batch before one reduction (each iteration then draws "
                "this many times meta_batch tasks)"),
       cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> zero{
+      "zero",
+      cl::desc("1: shard the outer optimizer's state over the task and data "
+               "axes (ZeRO-1: each rank updates and keeps the state of 1/Z "
+               "of every parameter); 0: replicate it (default)"),
+      cl::init(0), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",
       cl::desc("Micro-batches (groups of tasks) a pipeline streams per "
@@ -577,6 +583,14 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.accumulate = options.accumulate;
+  if (options.zero != 0 && options.zero != 1) {
+    llvm::errs() << "metac: error: --zero must be 0 or 1 (ZeRO-2 and -3 are "
+                    "not implemented), got "
+                 << options.zero << "\n";
+    return 1;
+  }
+  pipeline.zero = options.zero;
+  planRequest.options.zero = options.zero;
   if (options.microBatches < 0) {
     llvm::errs() << "metac: error: --micro-batches must not be negative\n";
     return 1;

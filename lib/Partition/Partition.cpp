@@ -227,7 +227,9 @@ FailureOr<Value> FunctionPartitioner::slice(OpBuilder &b, Value v,
     defineLocal(result, global, target);
     return result;
   }
-  if (isa_and_nonnull<nn::ScaleOp, nn::NegOp>(def)) {
+  // (A conversion too: a mixed-precision model converts the broadcast
+  // parameters that a pipeline slices into micro-batches.)
+  if (isa_and_nonnull<nn::ScaleOp, nn::NegOp, nn::ConvertOp>(def)) {
     FailureOr<Value> sliced = reshard(b, def->getOperand(0), dims);
     if (failed(sliced))
       return failure();

@@ -116,6 +116,8 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
+  if (after(Phase::Optimized) && options.zero > 0)
+    pm.addPass(partition::createMetaShardOptimizerState());
   if (after(Phase::Lowered))
     pm.addPass(createConvertNNToRuntime());
   // `llvm` is the lowered module translated to LLVM IR (by the driver).

@@ -111,6 +111,10 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
   }
   if (p.evaluations.empty())
     os << "  {0, 0, {0, {{0, 0}, {0, 0}, {0, 0}, 0, 0, 0}, 0}, 0},\n";
+  os << "};\nstatic const int32_t zero_sharded[] = {";
+  llvm::interleaveComma(p.zeroSharded, os);
+  if (p.zeroSharded.empty())
+    os << "0";
   os << "};\nstatic const metart_program_desc program = {\n  " << quoted(p.name)
      << ", metac_function_0, params, " << p.params.size() << ", "
      << p.statePerParam << ", " << p.stepCounter << ",\n  ";
@@ -127,6 +131,8 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ",\n  .flops_per_iteration = "
      << llvm::format("%.17g", p.flopsPerIteration)
      << ", .loss_scaling = " << p.lossScaling
+     << ",\n  .zero_parts = " << p.zeroParts << ", .zero_mask = " << p.zeroMask
+     << ", .zero_sharded = " << (p.zeroSharded.empty() ? "0" : "zero_sharded")
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

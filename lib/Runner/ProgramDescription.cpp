@@ -186,6 +186,25 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     for (unsigned i = 0; i < stepFunction.getNumArguments(); ++i)
       if (stepFunction.getArgAttr(i, meta::kLossScaleAttrName))
         d.lossScaling = 1;
+    if (auto parts =
+            stepFunction->getAttrOfType<IntegerAttr>("meta.zero_parts")) {
+      d.zeroParts = parts.getInt();
+      if (auto mask =
+              stepFunction->getAttrOfType<IntegerAttr>("meta.zero_mask"))
+        d.zeroMask = static_cast<int32_t>(mask.getInt());
+      // A parameter's state is sharded when the step's first state buffer
+      // of it is smaller than the parameter.
+      for (unsigned i = 0; i < count; ++i) {
+        unsigned state = count + i;
+        bool sharded =
+            d.statePerParam > 0 && state < stepFunction.getNumArguments() &&
+            cast<RankedTensorType>(stepFunction.getArgumentTypes()[state])
+                    .getNumElements() <
+                cast<RankedTensorType>(stepFunction.getArgumentTypes()[i])
+                    .getNumElements();
+        d.zeroSharded.push_back(sharded);
+      }
+    }
     if (d.lossScaling && !d.guarded)
       return stepFunction.emitError(
           "scales its loss but has no update guard to adjust the scale by");

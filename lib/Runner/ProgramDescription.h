@@ -62,6 +62,12 @@ struct ProgramDescription {
   /// Whether the step takes a loss scale after the optimizer state
   /// (dynamic loss scaling, kept by the runtime).
   int32_t lossScaling = 0;
+  /// ZeRO-1 (`meta.zero_parts` on the step): the ranks of the axes in
+  /// `zeroMask` keep 1/`zeroParts` of the optimizer state of each
+  /// parameter whose `zeroSharded` is 1.
+  int64_t zeroParts = 1;
+  int32_t zeroMask = 0;
+  std::vector<int32_t> zeroSharded;
   /// The cost model's FLOPs of one meta-iteration of this rank's step (of
   /// pipeline stage 0's, with stages).
   double flopsPerIteration = 0;

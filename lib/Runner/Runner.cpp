@@ -107,6 +107,10 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.flops_per_iteration = program->flopsPerIteration;
   desc.on_nonfinite = program->onNonfinite;
   desc.loss_scaling = program->lossScaling;
+  desc.zero_parts = program->zeroParts;
+  desc.zero_mask = program->zeroMask;
+  desc.zero_sharded =
+      program->zeroSharded.empty() ? nullptr : program->zeroSharded.data();
   desc.checkpoint_dir =
       program->checkpointDir.empty() ? nullptr : program->checkpointDir.c_str();
   std::vector<metart_eval_desc> evals;

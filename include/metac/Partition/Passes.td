@@ -106,6 +106,32 @@ def MetaAccumulateGradients : Pass<"meta-accumulate-gradients",
                            "::metac::nn::NNDialect"];
 }
 
+def MetaShardOptimizerState : Pass<"meta-shard-optimizer-state",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Shard the outer optimizer's state over the task and data "
+                "axes (ZeRO-1)";
+  let description = [{
+    On a mesh whose task and data axes hold Z > 1 ranks, every rank keeps
+    the outer optimizer's state (Adam's m and v, SGD's momentum) of only
+    1/Z of each parameter, and updates only that part: the step's
+    `meta.outer_step` gets each parameter and its (all-reduced, replicated)
+    gradient flattened and sliced to this rank's part (`shard.all_slice`,
+    no communication), the state arguments and results become those parts,
+    and the updated parts are gathered back (`shard.all_gather` over the
+    task and data axes) into the replicated parameters the step returns.
+    The arithmetic is elementwise, so the parameters are those of the
+    unsharded program bit for bit; the state takes 1/Z of the memory. A
+    parameter whose element count Z does not divide keeps its whole state.
+    The update guard still sees the whole gradients. The step function
+    gets `meta.zero_parts` (Z) and `meta.zero_mask` (the axes), which the
+    runtime reads to allocate, checkpoint (gathered: a checkpoint holds
+    whole tensors, so it resumes with or without sharding) and resume the
+    state. Pipeline stages are not supported yet.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::metac::nn::NNDialect"];
+}
+
 def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> {
   let summary = "Merge independent all-reduces into few large ones";
   let description = [{

@@ -58,6 +58,9 @@ struct PipelineOptions {
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;
+  /// 1: shard the outer optimizer's state over the task and data axes
+  /// (ZeRO-1) in the optimized phase; 0: keep it replicated.
+  int64_t zero = 0;
   /// Micro-batches of a pipeline (0: the plan's, else 2 x stages).
   int64_t microBatches = 0;
   /// Pipeline schedule overriding the plan's (gpipe, 1f1b), or empty.

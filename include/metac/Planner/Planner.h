@@ -53,6 +53,8 @@ struct PlannerOptions {
   double memoryMargin = 0.10;
   /// Bucket size of the optimized phase's merged all-reduces (bytes).
   int64_t bucketBytes = 25 << 20;
+  /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
+  int64_t zero = 0;
   /// Up to this many plans, every plan is partitioned and costed exactly;
   /// beyond, plans are screened (Screening.h) and the best `finalists`
   /// that fit are costed exactly.

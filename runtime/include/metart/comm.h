@@ -99,7 +99,8 @@ metart_status metart_all_reduce(metart_context *c, const metart_tensor *x,
                                 const metart_tensor *y, int32_t axes_mask,
                                 int32_t reduction);
 /* y = concatenation of every group member's x along `dim`, in group-rank
-   order (coordinate order on the masked axes). */
+   order (coordinate order on the masked axes). x may lie inside y (it is
+   copied aside first). */
 metart_status metart_all_gather(metart_context *c, const metart_tensor *x,
                                 const metart_tensor *y, int32_t axes_mask,
                                 int64_t dim);

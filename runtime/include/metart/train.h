@@ -112,6 +112,15 @@ typedef struct metart_program {
    *  meta-iterations in a row it doubles (PyTorch's GradScaler). Needs
    *  `guarded`. */
   int32_t loss_scaling;
+  /** ZeRO-1: with `zero_parts` > 1, the ranks of the group of `zero_mask`
+   *  (task and data axes) each keep part r of the optimizer state of every
+   *  parameter i with `zero_sharded[i]`: its state buffers are 1-d, of the
+   *  parameter's element count / zero_parts elements, from element
+   *  r * that of the flattened whole (r: the rank's position in the
+   *  group). Checkpoints hold the whole buffers (gathered). */
+  int64_t zero_parts;
+  int32_t zero_mask;
+  const int32_t *zero_sharded;
 } metart_program;
 
 typedef struct metart_train_options {
@@ -266,10 +275,13 @@ typedef struct metart_program_desc {
    *  each applies when the run's options leave it unset. */
   int64_t checkpoint_every;
   const char *checkpoint_dir;
-  int32_t guarded;            /* as in metart_program */
-  int32_t on_nonfinite;       /* metart_nonfinite */
-  double flops_per_iteration; /* as in metart_program */
-  int32_t loss_scaling;       /* as in metart_program */
+  int32_t guarded;             /* as in metart_program */
+  int32_t on_nonfinite;        /* metart_nonfinite */
+  double flops_per_iteration;  /* as in metart_program */
+  int32_t loss_scaling;        /* as in metart_program */
+  int64_t zero_parts;          /* as in metart_program */
+  int32_t zero_mask;           /* as in metart_program */
+  const int32_t *zero_sharded; /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {

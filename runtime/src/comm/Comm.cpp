@@ -142,6 +142,13 @@ bool operands(Checker &check, const metart_tensor *x, const metart_tensor *y) {
          check.disjoint("x", *x, "y", *y, /*allowSame=*/true);
 }
 
+/// Whether the bytes of x and y overlap.
+bool overlaps(const metart_tensor &x, const metart_tensor &y) {
+  auto a = reinterpret_cast<uintptr_t>(x.data);
+  auto b = reinterpret_cast<uintptr_t>(y.data);
+  return a < b + bytesOf(y) && b < a + bytesOf(x);
+}
+
 } // namespace
 
 extern "C" metart_status metart_all_reduce(metart_context *c,
@@ -171,7 +178,11 @@ extern "C" metart_status metart_all_gather(metart_context *c,
                                            int32_t axes_mask, int64_t dim) {
   Checker check(c, "metart_all_gather");
   int64_t rank = 0, size = 1;
-  if (operands(check, x, y) && groupOf(check, c, axes_mask, rank, size) &&
+  // x may lie inside y (a rank's updated part of a tensor it gathers, as
+  // ZeRO's gather of the parameters is): it is copied aside first.
+  if (check.tensor("x", x) && check.tensor("y", y) &&
+      check.sameDtype("y", *y, "x", *x) &&
+      groupOf(check, c, axes_mask, rank, size) &&
       dimensionOf(check, "x", *x, dim))
     check.shape("y", *y, scaledShape(*x, dim, size, false));
   return collective(
@@ -179,17 +190,28 @@ extern "C" metart_status metart_all_gather(metart_context *c,
       [&](Transport *t) -> KernelStatus {
         if (!t)
           return copyLocal(c, *x, *y);
+        const void *source = x->data;
+        Temporary aside(c);
+        if (overlaps(*x, *y)) {
+          if (KernelStatus s = aside.allocate(bytesOf(*x)); s.failed())
+            return s;
+          if (KernelStatus s = c->backend->copy(
+                  aside.data, x->data, bytesOf(*x), CopyKind::DeviceToDevice);
+              s.failed())
+            return s;
+          source = aside.data;
+        }
         int64_t outer = 0, inner = 0;
         blocksOf(*x, dim, 1, outer, inner);
         if (outer == 1)
-          return t->allGather(axes_mask, x->data, y->data, numElements(*x),
+          return t->allGather(axes_mask, source, y->data, numElements(*x),
                               dtypeOf(*x));
         // Gathered in group order [size, outer, inner], wanted [outer,
         // size, inner].
         Temporary gathered(c);
         if (KernelStatus s = gathered.allocate(bytesOf(*y)); s.failed())
           return s;
-        if (KernelStatus s = t->allGather(axes_mask, x->data, gathered.data,
+        if (KernelStatus s = t->allGather(axes_mask, source, gathered.data,
                                           numElements(*x), dtypeOf(*x));
             s.failed())
           return s;

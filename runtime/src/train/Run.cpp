@@ -199,6 +199,9 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.flops_per_iteration = desc->flops_per_iteration;
   program.on_nonfinite = desc->on_nonfinite;
   program.loss_scaling = desc->loss_scaling;
+  program.zero_parts = desc->zero_parts;
+  program.zero_mask = desc->zero_mask;
+  program.zero_sharded = desc->zero_sharded;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))

@@ -26,6 +26,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -104,6 +105,17 @@ private:
   metart_status stopNonfinite(int64_t iteration, double loss, const char *why);
   int32_t policy() const;
   std::string stateName(size_t k) const;
+  /// Whether state tensor `k` is this rank's part of a sharded whole
+  /// (ZeRO-1), and that whole's parameter.
+  bool isStatePart(size_t k) const;
+  const DeviceTensor &stateParam(size_t k) const {
+    return params[k % program.num_params];
+  }
+  /// Elements of a state part, and where this rank's starts in the whole.
+  int64_t partElements(size_t k) const {
+    return stateParam(k).numElements() / program.zero_parts;
+  }
+  metart_status partOffset(size_t k, int64_t &offset);
 
   metart_context *context;
   const metart_program &program;
@@ -187,6 +199,28 @@ std::string Trainer::stateName(size_t k) const {
   return "optimizer.step";
 }
 
+bool Trainer::isStatePart(size_t k) const {
+  return program.zero_parts > 1 && program.zero_sharded &&
+         k < static_cast<size_t>(program.num_params) *
+                 static_cast<size_t>(program.state_per_param) &&
+         program.zero_sharded[k % program.num_params];
+}
+
+metart_status Trainer::partOffset(size_t k, int64_t &offset) {
+  int64_t position = 0, size = 1;
+  if (metart_status s =
+          metart_comm_group(context, program.zero_mask, &position, &size))
+    return fail(s, "%s", metart_context_last_error(context));
+  if (size != program.zero_parts)
+    return fail(METART_ERROR_INVALID_ARGUMENT,
+                "the optimizer state is sharded %lld ways, but the group of "
+                "its axes has %lld ranks",
+                static_cast<long long>(program.zero_parts),
+                static_cast<long long>(size));
+  offset = position * partElements(k);
+  return METART_OK;
+}
+
 metart_status Trainer::initialize() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
@@ -199,8 +233,10 @@ metart_status Trainer::initialize() {
   for (int32_t k = 0; k < program.state_per_param; ++k)
     for (int64_t i = 0; i < program.num_params; ++i) {
       state.emplace_back();
-      if (metart_status s =
-              allocate(state.back(), params[i].shape, params[i].dtype))
+      std::vector<int64_t> shape = params[i].shape;
+      if (isStatePart(state.size() - 1))
+        shape = {partElements(state.size() - 1)};
+      if (metart_status s = allocate(state.back(), shape, params[i].dtype))
         return s;
     }
   if (program.step_counter) {
@@ -306,7 +342,11 @@ metart_status Trainer::loadParams(const char *path, bool withState,
   if (metart_status s =
           metart_safetensors_open(path, &file, message, sizeof(message)))
     return fail(s, "%s", message);
-  auto load = [&](const std::string &name, DeviceTensor &t) -> metart_status {
+  // `whole`: the tensor in the file (a sharded state part's parameter);
+  // `skip` elements of it come before what `t` takes.
+  auto load = [&](const std::string &name, DeviceTensor &t,
+                  const DeviceTensor *whole = nullptr,
+                  int64_t skip = 0) -> metart_status {
     int32_t dtype = 0, rank = 0;
     const int64_t *shape = nullptr;
     const void *data = nullptr;
@@ -314,8 +354,10 @@ metart_status Trainer::loadParams(const char *path, bool withState,
                                 &data))
       return fail(METART_ERROR_IO, "'%s' has no tensor '%s'", path,
                   name.c_str());
-    if (dtype != t.dtype || rank != static_cast<int32_t>(t.shape.size()) ||
-        !std::equal(t.shape.begin(), t.shape.end(), shape))
+    const DeviceTensor &expected = whole ? *whole : t;
+    if (dtype != expected.dtype ||
+        rank != static_cast<int32_t>(expected.shape.size()) ||
+        !std::equal(expected.shape.begin(), expected.shape.end(), shape))
       return fail(METART_ERROR_IO,
                   "tensor '%s' in '%s' does not have the model's type",
                   name.c_str(), path);
@@ -329,14 +371,21 @@ metart_status Trainer::loadParams(const char *path, bool withState,
                     "tensor 'optimizer.step' in '%s' is negative (%lld)", path,
                     static_cast<long long>(count));
     }
-    return metart_copy_to_device(context, t.descriptor.data, data, t.bytes);
+    return metart_copy_to_device(
+        context, t.descriptor.data,
+        static_cast<const char *>(data) + skip * elementSize(t.dtype), t.bytes);
   };
   metart_status status = METART_OK;
   for (int64_t i = 0; i < program.num_params && !status; ++i)
     status = load(program.params[i].name, params[i]);
   if (withState) {
-    for (size_t k = 0; k < state.size() && !status; ++k)
-      status = load(stateName(k), state[k]);
+    for (size_t k = 0; k < state.size() && !status; ++k) {
+      int64_t offset = 0;
+      if (!isStatePart(k))
+        status = load(stateName(k), state[k]);
+      else if (!(status = partOffset(k, offset)))
+        status = load(stateName(k), state[k], &stateParam(k), offset);
+    }
     DeviceTensor counter;
     counter.shape = {};
     counter.dtype = METART_I64;
@@ -392,6 +441,39 @@ metart_status Trainer::saveParams(const char *path, bool withState,
       names.push_back(stateName(k));
       tensors.push_back(&state[k]);
     }
+  // Sharded state parts are gathered into their wholes on every rank (a
+  // collective: every rank saves); only the writer writes the file.
+  struct Wholes {
+    metart_context *context;
+    std::deque<DeviceTensor> tensors;
+    ~Wholes() {
+      for (DeviceTensor &t : tensors)
+        if (t.descriptor.data)
+          metart_buffer_free(context, t.descriptor.data);
+    }
+  } gathered{context, {}};
+  std::deque<DeviceTensor> &wholes = gathered.tensors;
+  if (withState)
+    for (size_t k = 0; k < state.size(); ++k) {
+      if (!isStatePart(k))
+        continue;
+      DeviceTensor &flat = wholes.emplace_back();
+      const DeviceTensor &param = stateParam(k);
+      if (metart_status s =
+              allocate(flat, {param.numElements()}, state[k].dtype))
+        return s;
+      if (metart_status s =
+              metart_all_gather(context, &state[k].descriptor, &flat.descriptor,
+                                program.zero_mask, 0))
+        return fail(s, "gathering '%s': %s", stateName(k).c_str(),
+                    metart_context_last_error(context));
+      flat.shape = param.shape;
+      flat.descriptor.rank = static_cast<int32_t>(flat.shape.size());
+      flat.descriptor.shape = flat.shape.data();
+      tensors[program.num_params + k] = &flat;
+    }
+  if (!sharding.writer)
+    return METART_OK;
   std::vector<metart_named_tensor> entries;
   for (size_t i = 0; i < tensors.size(); ++i) {
     host.emplace_back(tensors[i]->bytes);
@@ -827,7 +909,7 @@ metart_status Trainer::run(metart_train_result &result) {
         (it + 1) % options.checkpoint_every == 0) {
       std::string path =
           std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
-      if (sharding.writer && (status = saveParams(path.c_str(), true, it + 1)))
+      if ((status = saveParams(path.c_str(), true, it + 1)))
         break;
       lastCheckpoint = path;
       lastCheckpointDir = options.checkpoint_dir;
