@@ -135,7 +135,8 @@ struct Options {
       "zero",
       cl::desc("1: shard the outer optimizer's state over the task and data "
                "axes (ZeRO-1: each rank updates and keeps the state of 1/Z "
-               "of every parameter); 0: replicate it (default)"),
+               "of every parameter); 2: and reduce-scatter the gradients "
+               "(ZeRO-2); 0: replicate both (default)"),
       cl::init(0), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",
@@ -583,9 +584,9 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.accumulate = options.accumulate;
-  if (options.zero != 0 && options.zero != 1) {
-    llvm::errs() << "metac: error: --zero must be 0 or 1 (ZeRO-2 and -3 are "
-                    "not implemented), got "
+  if (options.zero < 0 || options.zero > 2) {
+    llvm::errs() << "metac: error: --zero must be 0, 1 or 2 (ZeRO-3 is not "
+                    "implemented), got "
                  << options.zero << "\n";
     return 1;
   }

@@ -42,8 +42,23 @@ shard::GridOp gridOf(func::FuncOp function) {
   return grid;
 }
 
+/// With ZeRO-2: the whole gradient `g` as the sum over `axes` that
+/// produced it (the all-reduce and its operand), when nothing else uses it.
+shard::AllReduceOp reductionOf(Value g, ArrayRef<shard::GridAxis> axes,
+                               meta::OuterStepOp step,
+                               meta::UpdateGuardOp guard) {
+  auto reduce = g.getDefiningOp<shard::AllReduceOp>();
+  if (!reduce || reduce.getReduction() != shard::ReductionKind::Sum ||
+      reduce.getGridAxes() != axes)
+    return nullptr;
+  for (Operation *user : g.getUsers())
+    if (user != step.getOperation() && (!guard || user != guard.getOperation()))
+      return nullptr;
+  return reduce;
+}
+
 LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
-                         shard::GridOp grid) {
+                         shard::GridOp grid, int64_t stage) {
   ArrayRef<int64_t> mesh = grid.getShape();
   int64_t parts = mesh[MeshAxis::Task] * mesh[MeshAxis::Data];
   if (parts == 1)
@@ -77,15 +92,59 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
                               type.getElementType()),
         flat, grid.getSymName(), axes, 0);
   };
+  // ZeRO-2: a gradient summed over exactly these axes is reduce-scattered
+  // instead (each rank receives the sum of its part only); the guard then
+  // gets, in its place, the square root of that gradient's squared norm
+  // (the parts' f64 sums of squares, all-reduced), whose norm it computes
+  // to the same value, non-finite where any part is.
+  auto guard = step.getGate()
+                   ? step.getGate().getDefiningOp<meta::UpdateGuardOp>()
+                   : meta::UpdateGuardOp();
+  // The parts (and the guard's stand-ins) are made before the guard.
+  if (guard)
+    b.setInsertionPoint(guard);
+  auto scatteredPartOf = [&](shard::AllReduceOp reduce) -> Value {
+    auto type = cast<RankedTensorType>(reduce.getType());
+    Value flat = nn.reshape(reduce.getInput(), {type.getNumElements()});
+    return shard::ReduceScatterOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements() / parts},
+                              type.getElementType()),
+        grid.getSymName(), axes, flat, shard::ReductionKind::Sum, APInt(64, 0));
+  };
+  auto normProxy = [&](Value part, Type element) -> Value {
+    Type f64 = b.getF64Type();
+    Value wide = nn.convert(part, f64);
+    Value squares = nn.reduceSum(nn.mul(wide, wide), {0});
+    Value total =
+        shard::AllReduceOp::create(b, loc, squares.getType(), grid.getSymName(),
+                                   axes, squares, shard::ReductionKind::Sum);
+    Value root = nn::SqrtOp::create(b, loc, total.getType(), total);
+    return nn.reshape(nn.convert(root, element), {1});
+  };
   SmallVector<Value> params, grads;
   SmallVector<Value> state(step.getState());
   SmallVector<bool> sharded(n, false);
+  SmallVector<Operation *> scattered;
   for (size_t i = 0; i < n; ++i) {
     Value p = step.getParams()[i], g = step.getGrads()[i];
     auto type = cast<RankedTensorType>(p.getType());
     sharded[i] = type.getNumElements() % parts == 0;
     params.push_back(sharded[i] ? partOf(p) : p);
-    grads.push_back(sharded[i] ? partOf(g) : g);
+    shard::AllReduceOp reduce;
+    if (sharded[i] && stage >= 2)
+      reduce = reductionOf(g, axes, step, guard);
+    if (reduce) {
+      Value part = scatteredPartOf(reduce);
+      grads.push_back(part);
+      if (guard)
+        for (OpOperand &use : guard->getOpOperands())
+          if (use.get() == g)
+            use.set(normProxy(part, type.getElementType()));
+      scattered.push_back(reduce);
+    } else {
+      grads.push_back(sharded[i] ? partOf(g) : g);
+    }
     if (!sharded[i])
       continue;
     auto partType = RankedTensorType::get({type.getNumElements() / parts},
@@ -99,6 +158,7 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
       arg.setType(partType);
     }
   }
+  b.setInsertionPoint(step);
   auto updated = meta::OuterStepOp::create(b, loc, step.getOptimizer(), params,
                                            grads, state, step.getGate());
   b.setInsertionPointAfter(updated);
@@ -117,19 +177,30 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
   for (size_t j = n; j < step.getNumResults(); ++j)
     step.getResult(j).replaceAllUsesWith(updated.getResult(j));
   step.erase();
+  for (Operation *reduce : scattered)
+    if (reduce->use_empty())
+      reduce->erase();
 
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   function.setType(FunctionType::get(
       function.getContext(), entry.getArgumentTypes(), ret.getOperandTypes()));
   function->setAttr("meta.zero_parts", b.getI64IntegerAttr(parts));
   function->setAttr("meta.zero_mask", b.getI64IntegerAttr(mask));
+  function->setAttr("meta.zero_stage", b.getI64IntegerAttr(stage));
   return success();
 }
 
 struct MetaShardOptimizerStatePass
     : public partition::impl::MetaShardOptimizerStateBase<
           MetaShardOptimizerStatePass> {
+  using MetaShardOptimizerStateBase::MetaShardOptimizerStateBase;
+
   void runOnOperation() override {
+    if (stage != 1 && stage != 2) {
+      getOperation().emitError("ZeRO stage ")
+          << stage << " is not implemented (1: state; 2: state and gradients)";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<func::FuncOp, meta::OuterStepOp>> steps;
     getOperation().walk([&](meta::OuterStepOp step) {
       steps.push_back({step->getParentOfType<func::FuncOp>(), step});
@@ -138,7 +209,7 @@ struct MetaShardOptimizerStatePass
       shard::GridOp grid = gridOf(function);
       if (!grid)
         continue;
-      if (failed(shardState(function, step, grid)))
+      if (failed(shardState(function, step, grid, stage)))
         return signalPassFailure();
     }
   }

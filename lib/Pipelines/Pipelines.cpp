@@ -111,13 +111,17 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     accumulate.steps = options.accumulate;
     pm.addPass(partition::createMetaAccumulateGradients(accumulate));
   }
+  // Before bucketing: ZeRO-2 replaces the gradients' own all-reduces.
+  if (after(Phase::Optimized) && options.zero > 0) {
+    partition::MetaShardOptimizerStateOptions zero;
+    zero.stage = options.zero;
+    pm.addPass(partition::createMetaShardOptimizerState(zero));
+  }
   if (after(Phase::Optimized) && options.bucketBytes > 0) {
     partition::MetaBucketCollectivesOptions bucket;
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
-  if (after(Phase::Optimized) && options.zero > 0)
-    pm.addPass(partition::createMetaShardOptimizerState());
   if (after(Phase::Lowered))
     pm.addPass(createConvertNNToRuntime());
   // `llvm` is the lowered module translated to LLVM IR (by the driver).

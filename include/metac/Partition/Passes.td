@@ -127,7 +127,21 @@ def MetaShardOptimizerState : Pass<"meta-shard-optimizer-state",
     runtime reads to allocate, checkpoint (gathered: a checkpoint holds
     whole tensors, so it resumes with or without sharding) and resume the
     state. Pipeline stages are not supported yet.
+
+    With `stage=2` (ZeRO-2) the gradients are sharded too: a gradient that
+    the partitioner all-reduced over exactly the task and data axes is
+    reduce-scattered instead (each rank receives the sum of its part only,
+    half an all-reduce's traffic), and the update guard gets in its place a
+    one-element stand-in whose norm is the whole gradient's (the square
+    root of the parts' f64 sums of squares, all-reduced), so its verdict
+    and clipping are the whole gradient's; a gradient reduced any other
+    way is sliced as in stage 1. Run it before bucketing (which merges the
+    all-reduces it looks for).
   }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"1",
+           "1: shard the optimizer state; 2: and the gradients">
+  ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
                            "::metac::nn::NNDialect"];
 }

@@ -58,8 +58,8 @@ struct PipelineOptions {
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;
-  /// 1: shard the outer optimizer's state over the task and data axes
-  /// (ZeRO-1) in the optimized phase; 0: keep it replicated.
+  /// ZeRO stage in the optimized phase: 1 shards the outer optimizer's
+  /// state over the task and data axes, 2 the gradients too; 0: neither.
   int64_t zero = 0;
   /// Micro-batches of a pipeline (0: the plan's, else 2 x stages).
   int64_t microBatches = 0;
