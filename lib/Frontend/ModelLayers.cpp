@@ -289,7 +289,7 @@ Value ModelGenerator::genEmbedding(const CallExpr &call, Scope &scope,
 /// `<name>.{q,k,v,o}.{weight,bias}` as four linear layers.
 Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
   Location l = loc(call.getLoc());
-  if (!checkArguments(call, 2, 2, {"name", "causal", "bias"}))
+  if (!checkArguments(call, 2, 2, {"name", "causal", "bias", "fused"}))
     return nullptr;
   Value x = genTensor(*call.args[0], scope, "an argument");
   if (!x || !requireFloat(x, call) ||
@@ -300,8 +300,9 @@ Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
   auto heads = intValue(*call.args[1], "the number of heads", 1);
   auto causal = boolValue(keyword(call, "causal"), "'causal'", false);
   auto bias = boolValue(keyword(call, "bias"), "'bias'", true);
+  auto fused = boolValue(keyword(call, "fused"), "'fused'", false);
   auto name = layerName(call, scope);
-  if (!heads || !causal || !bias || !name)
+  if (!heads || !causal || !bias || !fused || !name)
     return nullptr;
   ArrayRef<int64_t> xs = xt.getShape();
   int64_t rank = xs.size(), length = xs[rank - 2], features = xs[rank - 1];
@@ -349,18 +350,39 @@ Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
                    builder.getDenseI64ArrayAttr(toHeads)))
              : nullptr;
   };
+  // [..., heads, S, width] -> [..., S, D], projected by o.
+  auto joinHeads = [&](Value context) -> Value {
+    Value joined = finish(nn::TransposeOp::create(
+        builder, l, typeOf({length, *heads, width}), context,
+        builder.getDenseI64ArrayAttr(toHeads)));
+    joined = joined ? finish(nn::ReshapeOp::create(
+                          builder, l, typeOf({length, features}), joined))
+                    : nullptr;
+    return joined ? project("o", joined) : nullptr;
+  };
   Value q = split(project("q", x));
   Value k = q ? split(project("k", x)) : nullptr;
   Value v = k ? split(project("v", x)) : nullptr;
   if (!v)
     return nullptr;
+  double scale = 1.0 / std::sqrt(static_cast<double>(width));
+  Value context;
+  if (*fused) {
+    // One op: the runtime's tiled kernel with an online softmax.
+    context = finish(
+        nn::AttentionOp::create(builder, l, typeOf({*heads, length, width}), q,
+                                k, v, builder.getF64FloatAttr(scale),
+                                *causal ? builder.getUnitAttr() : UnitAttr()));
+    if (!context)
+      return nullptr;
+    return joinHeads(context);
+  }
   Value scores = finish(nn::MatmulOp::create(
       builder, l, typeOf({*heads, length, length}), q, k, false, true));
   if (!scores)
     return nullptr;
-  scores = finish(nn::ScaleOp::create(
-      builder, l, scores,
-      builder.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(width)))));
+  scores = finish(
+      nn::ScaleOp::create(builder, l, scores, builder.getF64FloatAttr(scale)));
   if (scores && *causal) {
     // Later positions get a large negative score: softmax gives them 0.
     SmallVector<Attribute> mask;
@@ -382,18 +404,12 @@ Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
     return nullptr;
   Value weights = finish(nn::SoftmaxOp::create(
       builder, l, scores, builder.getI64IntegerAttr(rank)));
-  Value context = weights ? finish(nn::MatmulOp::create(
-                                builder, l, typeOf({*heads, length, width}),
-                                weights, v, false, false))
-                          : nullptr;
+  context = weights
+                ? finish(nn::MatmulOp::create(builder, l,
+                                              typeOf({*heads, length, width}),
+                                              weights, v, false, false))
+                : nullptr;
   if (!context)
     return nullptr;
-  // [..., heads, S, width] -> [..., S, D]
-  Value joined = finish(
-      nn::TransposeOp::create(builder, l, typeOf({length, *heads, width}),
-                              context, builder.getDenseI64ArrayAttr(toHeads)));
-  joined = joined ? finish(nn::ReshapeOp::create(
-                        builder, l, typeOf({length, features}), joined))
-                  : nullptr;
-  return joined ? project("o", joined) : nullptr;
+  return joinHeads(context);
 }

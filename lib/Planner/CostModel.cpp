@@ -209,6 +209,18 @@ ProductShape productShapeOf(Operation *op) {
   } else if (auto o = dyn_cast<nn::MatmulOp>(op)) {
     shape.calls = elementsOf(o.getResult().getType()) /
                   trailingElements(o.getResult(), 2);
+  } else if (auto o = dyn_cast<nn::AttentionOp>(op)) {
+    // Two GEMMs per tile of 64 keys per block of 64 queries.
+    double blocks =
+        elementsOf(o.getResult().getType()) /
+        double(
+            cast<RankedTensorType>(o.getResult().getType()).getShape().back()) /
+        64.0;
+    double tiles = std::ceil(
+        double(
+            cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2]) /
+        64.0);
+    shape.calls = 2 * std::max(blocks, 1.0) * tiles;
   } else if (auto o = dyn_cast<nn::Conv2DOp>(op)) {
     convolution(o.getInput(), o.getWeight(), o.getResult());
   } else if (auto o = dyn_cast<nn::Conv2DBackwardInputOp>(op)) {
@@ -221,7 +233,7 @@ ProductShape productShapeOf(Operation *op) {
 }
 
 bool isProduct(Operation *op) {
-  return isa<nn::LinearOp, nn::MatmulOp, nn::Conv2DOp,
+  return isa<nn::LinearOp, nn::MatmulOp, nn::AttentionOp, nn::Conv2DOp,
              nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp>(op);
 }
 

@@ -62,6 +62,19 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         double k = o.getTransposeLhs() ? lhs.end()[-2] : lhs.back();
         return OpCost{2 * elements(o.getResult()) * k, traffic(o), 0};
       })
+      .Case([](nn::AttentionOp o) {
+        // Two products (scores, weighted values) and the softmax's
+        // exponentials, sums and scaling; causal halves the pairs.
+        auto q = cast<RankedTensorType>(o.getQuery().getType()).getShape();
+        auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
+        double pairs = elements(o.getResult()) /
+                       o.getResult().getType().getShape().back() *
+                       double(k.end()[-2]);
+        if (o.getCausal())
+          pairs /= 2;
+        double values = o.getResult().getType().getShape().back();
+        return OpCost{pairs * (2 * q.back() + 2 * values + 4), traffic(o), 0};
+      })
       .Case([](nn::Conv2DOp o) {
         double out = elements(o.getResult());
         return OpCost{2 * out * trailing(o.getWeight(), 3) +

@@ -47,6 +47,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_nn_log_softmax",
        reinterpret_cast<void *>(&metart_nn_log_softmax)},
       {"metart_nn_matmul", reinterpret_cast<void *>(&metart_nn_matmul)},
+      {"metart_nn_attention", reinterpret_cast<void *>(&metart_nn_attention)},
       {"metart_nn_max_pool2d", reinterpret_cast<void *>(&metart_nn_max_pool2d)},
       {"metart_nn_max_pool2d_backward",
        reinterpret_cast<void *>(&metart_nn_max_pool2d_backward)},

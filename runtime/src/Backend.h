@@ -83,6 +83,14 @@ public:
   virtual KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
                               const void *a, const void *b, void *y) = 0;
 
+  /// Fused attention (metart_nn_attention).
+  virtual KernelStatus attention(metart_dtype dtype,
+                                 const AttentionSizes &sizes, const void *q,
+                                 const void *k, const void *v, void *y) {
+    return {METART_ERROR_UNSUPPORTED,
+            "this backend has no fused attention kernel yet"};
+  }
+
   // Convolution. `bias` may be null.
   virtual KernelStatus conv2d(metart_dtype dtype, const ConvSizes &sizes,
                               const void *x, const void *weight,

@@ -32,6 +32,14 @@ struct MatmulSizes {
   bool transposeA, transposeB;
 };
 
+/// `nn.attention`: `batch` attentions of `length` queries over `keys` keys
+/// of `width` features with values of `values` features.
+struct AttentionSizes {
+  int64_t batch, length, keys, width, values;
+  double scale;
+  bool causal;
+};
+
 /// `nn.conv2d` and its derivatives: `images` inputs `[channels, height,
 /// width]`, `slices` weight slices `[outChannels, channels, kernelH,
 /// kernelW]` each shared by `imagesPerSlice` consecutive images, outputs

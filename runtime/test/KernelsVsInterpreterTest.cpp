@@ -111,9 +111,10 @@ void roundToBF16(std::vector<Tensor> &inputs) {
 bool usesBlas(func::FuncOp func) {
   bool blas = false;
   func.walk([&](Operation *op) {
-    blas |= isa<metac::nn::LinearOp, metac::nn::MatmulOp, metac::nn::Conv2DOp,
-                metac::nn::Conv2DBackwardInputOp,
-                metac::nn::Conv2DBackwardWeightOp>(op);
+    blas |=
+        isa<metac::nn::LinearOp, metac::nn::MatmulOp, metac::nn::AttentionOp,
+            metac::nn::Conv2DOp, metac::nn::Conv2DBackwardInputOp,
+            metac::nn::Conv2DBackwardWeightOp>(op);
   });
   return blas;
 }

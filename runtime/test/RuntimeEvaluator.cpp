@@ -312,6 +312,11 @@ std::optional<metart_status> Evaluator::call(Operation *op,
         return metart_nn_matmul(c, in(0), in(1), o.getTransposeLhs(),
                                 o.getTransposeRhs(), y);
       })
+      .Case([&](AttentionOp o) {
+        return metart_nn_attention(c, in(0), in(1), in(2),
+                                   o.getScale().convertToDouble(),
+                                   o.getCausal(), y);
+      })
       .Case([&](Conv2DOp o) {
         return metart_nn_conv2d(c, get(o.getInput()), get(o.getWeight()),
                                 get(o.getBias()), o.getStride().data(),

@@ -59,6 +59,15 @@ func.func @linear_batched(%x: tensor<2x3x4xf64>, %w: tensor<2x5x4xf64>) -> tenso
   return %1 : tensor<2x3x5xf64>
 }
 
+// Fused attention: its derivative (nn ops recomputing the softmax) and the
+// derivative of that, plain and causal.
+// CHECK-DAG: @attention: order 1 {{.*}}; order 2 {{.*}} ok
+func.func @attention(%q: tensor<2x3x4xf64>, %k: tensor<2x5x4xf64>, %v: tensor<2x5x3xf64>, %c: tensor<2x4x4xf64>) -> (tensor<2x3x3xf64>, tensor<2x4x4xf64>) {
+  %0 = nn.attention %q, %k, %v scale 7.000000e-01 : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64> -> tensor<2x3x3xf64>
+  %1 = nn.attention %c, %c, %c scale 1.300000e+00 causal : tensor<2x4x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64> -> tensor<2x4x4xf64>
+  return %0, %1 : tensor<2x3x3xf64>, tensor<2x4x4xf64>
+}
+
 // CHECK-DAG: @matmul: order 1 {{.*}} ok
 func.func @matmul(%a: tensor<2x3x4xf64>, %b: tensor<2x4x5xf64>, %c: tensor<2x4x3xf64>, %d: tensor<2x5x4xf64>)
     -> (tensor<2x3x5xf64>, tensor<2x3x5xf64>, tensor<2x3x5xf64>, tensor<2x3x5xf64>) {
@@ -184,4 +193,4 @@ func.func @cross_entropy(%z: tensor<2x4x3xf64>, %y: tensor<2x4xi64> {metac.eval.
   return %0, %1, %3 : tensor<f64>, tensor<2xf64>, tensor<2x4x3xf64>
 }
 
-// CHECK: {{^}}20 passed, 0 failed
+// CHECK: {{^}}21 passed, 0 failed

@@ -169,6 +169,28 @@ func.func @linear_batched_full(%x: tensor<2x3x4xf64>, %w: tensor<2x3x5x4xf64>) -
   return %0 : tensor<2x3x5xf64>
 }
 
+func.func @attention(%q: tensor<2x5x4xf64>, %k: tensor<2x7x4xf64>, %v: tensor<2x7x3xf64>) -> tensor<2x5x3xf64> {
+  %0 = nn.attention %q, %k, %v scale 5.000000e-01 : tensor<2x5x4xf64>, tensor<2x7x4xf64>, tensor<2x7x3xf64> -> tensor<2x5x3xf64>
+  return %0 : tensor<2x5x3xf64>
+}
+
+func.func @attention_causal(%q: tensor<2x3x6x4xf64>, %k: tensor<2x3x6x4xf64>, %v: tensor<2x3x6x5xf64>) -> tensor<2x3x6x5xf64> {
+  %0 = nn.attention %q, %k, %v scale 1.500000e+00 causal : tensor<2x3x6x4xf64>, tensor<2x3x6x4xf64>, tensor<2x3x6x5xf64> -> tensor<2x3x6x5xf64>
+  return %0 : tensor<2x3x6x5xf64>
+}
+
+// Longer than the runtime's tiles of 64 queries and 64 keys (two of each,
+// the second partial), causal: the online softmax rescales across tiles.
+func.func @attention_tiled(%q: tensor<1x70x8xf64> {metac.eval.min = -3.0 : f64, metac.eval.max = 3.0 : f64}, %k: tensor<1x70x8xf64>, %v: tensor<1x70x2xf64>) -> tensor<1x70x2xf64> {
+  %0 = nn.attention %q, %k, %v scale 1.000000e+00 causal : tensor<1x70x8xf64>, tensor<1x70x8xf64>, tensor<1x70x2xf64> -> tensor<1x70x2xf64>
+  return %0 : tensor<1x70x2xf64>
+}
+
+func.func @attention_f32(%q: tensor<3x9x4xf32>, %k: tensor<3x9x4xf32>, %v: tensor<3x9x4xf32>) -> tensor<3x9x4xf32> {
+  %0 = nn.attention %q, %k, %v scale 5.000000e-01 causal : tensor<3x9x4xf32>, tensor<3x9x4xf32>, tensor<3x9x4xf32> -> tensor<3x9x4xf32>
+  return %0 : tensor<3x9x4xf32>
+}
+
 func.func @matmul(%a: tensor<3x4xf64>, %b: tensor<4x5xf64>) -> tensor<3x5xf64> {
   %0 = nn.matmul %a, %b : tensor<3x4xf64>, tensor<4x5xf64> -> tensor<3x5xf64>
   return %0 : tensor<3x5xf64>

@@ -148,6 +148,17 @@ def accuracy(logits, labels, batch_rank=0):
         logits, labels)
 
 
+def attention(q, k, v, scale, causal):
+    """softmax(scale q k^T) v, the later keys masked out when causal (the
+    unfused formula; PyTorch 1.13 has no scaled_dot_product_attention)."""
+    scores = scale * q @ k.transpose(-1, -2)
+    if causal:
+        n = scores.shape[-1]
+        later = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        scores = scores.masked_fill(later, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
 def embedding(ids, table):
     return over_prefix(table.dim() - 2, F.embedding, ids, table)
 
@@ -202,6 +213,10 @@ REFERENCES = {
     "linear_batched": lambda x, w, b: over_prefix(1, F.linear, x, w, b),
     "linear_batched_prefix": lambda x, w, b: over_prefix(1, F.linear, x, w, b),
     "linear_batched_full": lambda x, w: over_prefix(2, F.linear, x, w),
+    "attention": lambda q, k, v: attention(q, k, v, 0.5, False),
+    "attention_causal": lambda q, k, v: attention(q, k, v, 1.5, True),
+    "attention_tiled": lambda q, k, v: attention(q, k, v, 1.0, True),
+    "attention_f32": lambda q, k, v: attention(q, k, v, 0.5, True),
     "matmul": torch.matmul,
     "matmul_transpose_lhs": lambda a, b: a.T @ b,
     "matmul_transpose_rhs": lambda a, b: a @ b.T,

@@ -394,6 +394,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       emit.i32(o.getTransposeLhs()),
                       emit.i32(o.getTransposeRhs()), result(o)}));
           })
+          .Case([&](nn::AttentionOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_attention"),
+                args({ctx, operand(o.getQuery()), operand(o.getKey()),
+                      operand(o.getValue()),
+                      emit.f64(o.getScale().convertToDouble()),
+                      emit.i32(o.getCausal()), result(o)}));
+          })
           .Case([&](nn::Conv2DOp o) {
             return std::make_pair(
                 StringRef("metart_nn_conv2d"),

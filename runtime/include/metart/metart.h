@@ -186,6 +186,15 @@ metart_status metart_nn_linear(metart_context *context, const metart_tensor *x,
 metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
                                const metart_tensor *b, int transpose_a,
                                int transpose_b, const metart_tensor *y);
+/** y = softmax(scale q k^T) v over the last two dimensions of q [B..., S, D],
+ *  k [B..., T, D] and v [B..., T, E] into y [B..., S, E]; with `causal`
+ *  (S = T) query i sees keys j <= i only. Computed in tiles of keys with an
+ *  online softmax: no S x T matrix is formed. */
+metart_status metart_nn_attention(metart_context *context,
+                                  const metart_tensor *q,
+                                  const metart_tensor *k,
+                                  const metart_tensor *v, double scale,
+                                  int causal, const metart_tensor *y);
 
 /** `stride` and `padding` have two entries (height, width); bias may be
  *  NULL. */

@@ -60,6 +60,9 @@ public:
   KernelStatus linear(metart_dtype dtype, const LinearSizes &sizes,
                       const void *x, const void *weight, const void *bias,
                       void *y) override;
+  KernelStatus attention(metart_dtype dtype, const AttentionSizes &sizes,
+                         const void *q, const void *k, const void *v,
+                         void *y) override;
   KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
                       const void *a, const void *b, void *y) override;
 

@@ -74,6 +74,51 @@ func.func @linear_bias_element_type(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b
 }
 
 //===----------------------------------------------------------------------===//
+// nn.attention
+//===----------------------------------------------------------------------===//
+// -----
+func.func @attention_rank(%q: tensor<3xf32>, %k: tensor<3x3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'nn.attention' op expects query, key and value of one rank >= 2, got [3], [3, 3] and [3, 3]}}
+  %0 = nn.attention %q, %k, %k scale 1.0 : tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+// -----
+func.func @attention_batch(%q: tensor<2x3x4xf32>, %k: tensor<3x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op batch dimensions differ: [2, 3, 4], [3, 3, 4] and [3, 3, 4]}}
+  %0 = nn.attention %q, %k, %k scale 1.0 : tensor<2x3x4xf32>, tensor<3x3x4xf32>, tensor<3x3x4xf32> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+// -----
+func.func @attention_width(%q: tensor<3x4xf32>, %k: tensor<5x2xf32>, %v: tensor<5x2xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.attention' op query and key widths differ: 4 vs 2}}
+  %0 = nn.attention %q, %k, %v scale 1.0 : tensor<3x4xf32>, tensor<5x2xf32>, tensor<5x2xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+// -----
+func.func @attention_length(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<6x2xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.attention' op key and value lengths differ: 5 vs 6}}
+  %0 = nn.attention %q, %k, %v scale 1.0 : tensor<3x4xf32>, tensor<5x4xf32>, tensor<6x2xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+// -----
+func.func @attention_causal(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op is causal but its query length 3 is not its key length 5}}
+  %0 = nn.attention %q, %k, %k scale 1.0 causal : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_result(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op}}
+  %0 = nn.attention %q, %k, %v scale 1.0 : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_type(%q: tensor<3x4xf32>, %k: tensor<3x4xf64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op}}
+  %0 = nn.attention %q, %k, %k scale 1.0 : tensor<3x4xf32>, tensor<3x4xf64>, tensor<3x4xf64> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+//===----------------------------------------------------------------------===//
 // nn.matmul
 //===----------------------------------------------------------------------===//
 // -----

@@ -246,6 +246,19 @@ func.func @linear_full_batch_f64(%x: tensor<2x3x5xf64>,
 }
 
 //===----------------------------------------------------------------------===//
+// nn.attention
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @attention
+// CHECK: nn.attention %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 : tensor<4x3x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32> -> tensor<4x3x2xf32>
+// CHECK: nn.attention %{{.*}}, %{{.*}}, %{{.*}} scale 2.500000e-01 causal : tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> -> tensor<6x8xbf16>
+func.func @attention(%q: tensor<4x3x8xf32>, %k: tensor<4x5x8xf32>, %v: tensor<4x5x2xf32>, %x: tensor<6x8xbf16>) -> (tensor<4x3x2xf32>, tensor<6x8xbf16>) {
+  %0 = nn.attention %q, %k, %v scale 0.5 : tensor<4x3x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32> -> tensor<4x3x2xf32>
+  %1 = nn.attention %x, %x, %x scale 0.25 causal : tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> -> tensor<6x8xbf16>
+  return %0, %1 : tensor<4x3x2xf32>, tensor<6x8xbf16>
+}
+
+//===----------------------------------------------------------------------===//
 // nn.matmul
 //===----------------------------------------------------------------------===//
 

@@ -116,6 +116,16 @@ Value NNBuilder::broadcast(Value x, ArrayRef<int64_t> shape,
                              b.getDenseI64ArrayAttr(dims));
 }
 
+Value NNBuilder::attention(Value q, Value k, Value v, double scale,
+                           bool causal) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  SmallVector<int64_t> shape(qt.getShape().drop_back());
+  shape.push_back(cast<RankedTensorType>(v.getType()).getShape().back());
+  return AttentionOp::create(
+      b, loc, RankedTensorType::get(shape, qt.getElementType()), q, k, v,
+      b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr());
+}
+
 Value NNBuilder::matmul(Value x, Value y, bool transposeA, bool transposeB) {
   ArrayRef<int64_t> a = tensorType(x).getShape(), c = tensorType(y).getShape();
   size_t r = a.size();

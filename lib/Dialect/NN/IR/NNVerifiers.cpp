@@ -10,8 +10,12 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include <cmath>
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace metac::nn;
@@ -64,6 +68,34 @@ LogicalResult MatmulOp::verify() {
   if (failed(verifyResultShape(*this, expected)))
     return failure();
   return verifySameElementType(*this, {getLhs(), getRhs()});
+}
+
+LogicalResult AttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    return emitOpError("expects query, key and value of one rank >= 2, got ")
+           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
+  size_t r = q.size();
+  if (q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2))
+    return emitOpError("batch dimensions differ: ")
+           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
+  if (q[r - 1] != k[r - 1])
+    return emitOpError("query and key widths differ: ")
+           << q[r - 1] << " vs " << k[r - 1];
+  if (k[r - 2] != v[r - 2])
+    return emitOpError("key and value lengths differ: ")
+           << k[r - 2] << " vs " << v[r - 2];
+  if (getCausal() && q[r - 2] != k[r - 2])
+    return emitOpError("is causal but its query length ")
+           << q[r - 2] << " is not its key length " << k[r - 2];
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("expects a finite scale");
+  SmallVector<int64_t> expected(q.drop_back(1));
+  expected.push_back(v[r - 1]);
+  if (failed(verifyResultShape(*this, expected)))
+    return failure();
+  return verifySameElementType(*this, {getQuery(), getKey(), getValue()});
 }
 
 LogicalResult Conv2DOp::verify() {

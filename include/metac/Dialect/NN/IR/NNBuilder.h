@@ -54,6 +54,10 @@ public:
   mlir::Value broadcast(mlir::Value x, llvm::ArrayRef<int64_t> shape,
                         llvm::ArrayRef<int64_t> dims);
 
+  /// Fused softmax(scale q k^T [causal mask]) v.
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
+                        double scale, bool causal);
+
   // Products.
   mlir::Value matmul(mlir::Value a, mlir::Value b, bool transposeA = false,
                      bool transposeB = false);

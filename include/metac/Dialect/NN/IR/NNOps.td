@@ -117,6 +117,29 @@ def NN_MatmulOp : NN_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def NN_AttentionOp : NN_Op<"attention", [Pure]> {
+  let summary = "fused scaled dot-product attention";
+  let description = [{
+    `softmax(scale * q k^T) v` for `q : [B..., S, D]`, `k : [B..., T, D]`
+    and `v : [B..., T, E]`, giving `[B..., S, E]`; with `causal` (S = T),
+    query i attends to keys j <= i only. One op instead of a product, a
+    scale, a mask, a softmax and a product: the runtime computes it in
+    tiles of keys with an online softmax (a running maximum and sum per
+    query, FlashAttention's forward), so the S x T scores never exist at
+    once. Its derivative is written in nn ops (the probabilities
+    recomputed from q and k), so it is differentiated again like any
+    other: second-order MAML through attention.
+  }];
+  let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `scale` $scale (`causal` $causal^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def NN_Conv2DOp : NN_Op<"conv2d", [Pure]> {
   let summary = "2-D convolution (cross-correlation, as PyTorch)";
   let description = [{
