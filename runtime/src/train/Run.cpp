@@ -250,12 +250,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                  desc->flops_per_iteration / perIteration / 1e9);
   std::fprintf(out, "\n");
   printComm(out, result);
-  if (result.skipped_iterations > 0)
+  // Overflows of a scaled loss are reported with the scale, below.
+  int64_t nonfinite = result.skipped_iterations - result.overflow_iterations;
+  if (nonfinite > 0)
     std::fprintf(out,
                  "skipped %lld meta-iteration%s with a non-finite meta-loss "
                  "or outer gradient (their updates were dropped)\n",
-                 static_cast<long long>(result.skipped_iterations),
-                 result.skipped_iterations == 1 ? "" : "s");
+                 static_cast<long long>(nonfinite), nonfinite == 1 ? "" : "s");
   if (desc->loss_scaling)
     std::fprintf(out,
                  "loss scale %g at the end; %lld meta-iteration%s skipped "
