@@ -48,6 +48,7 @@ public:
         transfers.push_back(&op);
       interval[&op] = transfers.size();
     }
+    renumber();
     llvm::MapVector<StringRef, SmallVector<shard::AllReduceOp>> byKey;
     std::vector<std::string> keys;
     for (auto op : block.getOps<shard::AllReduceOp>())
@@ -62,6 +63,79 @@ public:
   }
 
 private:
+  // The block's order, kept here rather than asked of MLIR: every merge
+  // inserts and moves ops, after which Operation::isBeforeInBlock
+  // renumbers the whole block; with hundreds of buckets that was most of
+  // the pass. Positions are spaced so that what a merge inserts fits in
+  // the gap after its insertion point; when it does not, the block is
+  // renumbered (rarely).
+  static constexpr int64_t kSpacing = int64_t(1) << 20;
+
+  void renumber() {
+    int64_t p = 0;
+    for (Operation &op : block)
+      position[&op] = p += kSpacing;
+  }
+  int64_t positionOf(Operation *op) const { return position.lookup(op); }
+  bool before(Operation *a, Operation *b) const {
+    return positionOf(a) < positionOf(b);
+  }
+  /// Numbers the ops from `first` up to (not including) `stop` (null: the
+  /// block's end), which follow `previous`.
+  void numberRun(Operation *previous, Operation *first, Operation *stop) {
+    int64_t count = 0;
+    for (Operation *op = first; op && op != stop; op = op->getNextNode())
+      ++count;
+    int64_t low = previous ? positionOf(previous) : 0;
+    int64_t high = stop ? positionOf(stop) : low + (count + 1) * kSpacing;
+    if (high - low <= count) {
+      renumber();
+      return;
+    }
+    int64_t step = (high - low) / (count + 1), p = low;
+    for (Operation *op = first; op && op != stop; op = op->getNextNode())
+      position[op] = p += step;
+  }
+
+  /// The ancestor of `op` in the block (the op itself, or the op whose
+  /// region holds it).
+  Operation *topOf(Operation *op) const {
+    return block.findAncestorOpInBlock(*op);
+  }
+
+  /// Whether `op` uses, directly or not, a result of a bucket member: a
+  /// walk back through its operands, no further than the bucket's first
+  /// member (a dependence path runs forward in the block).
+  bool dependsOnBucket(Operation *op, const DenseSet<Operation *> &members,
+                       int64_t firstPosition) const {
+    SmallVector<Operation *> work{op};
+    DenseSet<Operation *> seen{op};
+    while (!work.empty()) {
+      Operation *current = work.pop_back_val();
+      bool found = false;
+      current->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def)
+            continue;
+          Operation *top = topOf(def);
+          if (!top || top == current || positionOf(top) < firstPosition)
+            continue;
+          if (members.contains(top)) {
+            found = true;
+            return WalkResult::interrupt();
+          }
+          if (seen.insert(top).second)
+            work.push_back(top);
+        }
+        return WalkResult::advance();
+      });
+      if (found)
+        return true;
+    }
+    return false;
+  }
+
   /// Greedy, in program order: an all-reduce joins the open bucket unless
   /// its operand depends on a member's result, the bucket is full or a
   /// transfer lies between them.
@@ -70,48 +144,56 @@ private:
     // those may be this key's all-reduces: their order when collected is
     // stale. The check below needs the current order, in which no member
     // can depend on an all-reduce that comes after it.
-    llvm::sort(ops, [](shard::AllReduceOp a, shard::AllReduceOp b) {
-      return a->isBeforeInBlock(b);
+    llvm::sort(ops, [&](shard::AllReduceOp a, shard::AllReduceOp b) {
+      return before(a, b);
     });
     SmallVector<shard::AllReduceOp> bucket;
-    DenseSet<Operation *> dependents;
+    DenseSet<Operation *> members;
     int64_t bytes = 0;
     for (shard::AllReduceOp op : ops) {
       int64_t size = byteSize(cast<RankedTensorType>(op.getType()));
       if (!bucket.empty() &&
-          (dependents.contains(op) || bytes + size > capBytes ||
-           interval.lookup(op) != interval.lookup(bucket.front()))) {
-        merge(bucket, dependents);
+          (bytes + size > capBytes ||
+           interval.lookup(op) != interval.lookup(bucket.front()) ||
+           dependsOnBucket(op, members, positionOf(bucket.front())))) {
+        merge(bucket);
         bucket.clear();
-        dependents.clear();
+        members.clear();
         bytes = 0;
       }
       bucket.push_back(op);
+      members.insert(op);
       bytes += size;
-      addDependents(op.getResult(), dependents);
     }
-    merge(bucket, dependents);
+    merge(bucket);
   }
 
-  /// Adds the ops of the block that use `value`, directly or not. Ops
-  /// already in `dependents` are not walked again: the bucket's closure
-  /// costs one visit per op, not one scan of the block per member.
-  void addDependents(Value value, DenseSet<Operation *> &dependents) {
-    SmallVector<Value> work{value};
+  /// The ops of the block before `limit` that use a member's result,
+  /// directly or not, in block order (a walk forward that stops at
+  /// `limit`: what comes after it cannot lead back before it).
+  SmallVector<Operation *> usersBefore(ArrayRef<shard::AllReduceOp> bucket,
+                                       Operation *limit) const {
+    SmallVector<Operation *> found;
+    DenseSet<Operation *> seen;
+    SmallVector<Value> work;
+    for (shard::AllReduceOp op : bucket)
+      work.push_back(op.getResult());
     while (!work.empty()) {
       Value v = work.pop_back_val();
       for (Operation *user : v.getUsers()) {
-        Operation *top = block.findAncestorOpInBlock(*user);
-        if (!top || !dependents.insert(top).second)
+        Operation *top = topOf(user);
+        if (!top || !before(top, limit) || !seen.insert(top).second)
           continue;
+        found.push_back(top);
         for (Value result : top->getResults())
           work.push_back(result);
       }
     }
+    llvm::sort(found, [&](Operation *a, Operation *b) { return before(a, b); });
+    return found;
   }
 
-  void merge(MutableArrayRef<shard::AllReduceOp> bucket,
-             const DenseSet<Operation *> &dependents) {
+  void merge(MutableArrayRef<shard::AllReduceOp> bucket) {
     if (bucket.size() < 2)
       return;
     // The merged all-reduce goes right after the last operand is computed,
@@ -123,26 +205,22 @@ private:
       last = transfers[opening - 1];
     for (shard::AllReduceOp op : bucket)
       if (Operation *def = op.getInput().getDefiningOp())
-        if (!last || last->isBeforeInBlock(def))
-          last = def;
+        if (!last || before(last, topOf(def)))
+          last = topOf(def);
     // Users that come before the merged collective must move after it; a
     // transfer between pipeline stages must not (its peer expects it in
     // program order), so such a bucket stays unmerged.
     SmallVector<Operation *> early;
     if (last)
-      for (Operation *user : dependents)
-        if (user->getBlock() == &block && user->isBeforeInBlock(last))
-          early.push_back(user);
+      early = usersBefore(bucket, last);
     if (llvm::any_of(early, [](Operation *op) { return !isPure(op); }))
       return;
-    llvm::sort(early, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
     OpBuilder b(block.getParentOp()->getContext());
     if (last)
       b.setInsertionPointAfter(last);
     else
       b.setInsertionPointToStart(&block);
+    Operation *next = last ? last->getNextNode() : &block.front();
     Location loc = bucket.front().getLoc();
 
     SmallVector<Value> flat;
@@ -177,11 +255,19 @@ private:
                            ? &block.back()
                            : &*std::prev(b.getInsertionPoint());
     for (Operation *user : early) {
+      // `next` stays the first op after what this merge placed.
+      if (user == next)
+        next = next->getNextNode();
       user->moveAfter(after);
       after = user;
     }
-    for (shard::AllReduceOp op : bucket)
+    for (shard::AllReduceOp op : bucket) {
+      if (op.getOperation() == next)
+        next = next->getNextNode();
+      position.erase(op);
       op.erase();
+    }
+    numberRun(last, last ? last->getNextNode() : &block.front(), next);
   }
 
   Block &block;
@@ -190,6 +276,7 @@ private:
   /// number of them before it (or it, for a transfer).
   SmallVector<Operation *> transfers;
   DenseMap<Operation *, unsigned> interval;
+  DenseMap<Operation *, int64_t> position;
 };
 
 struct MetaBucketCollectivesPass
