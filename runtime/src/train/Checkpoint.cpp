@@ -1,0 +1,231 @@
+//===- Checkpoint.cpp - parameters and state to and from files ------------===//
+//
+// Safetensors files of the parameters (--init-params, --save-params) and
+// checkpoints (the optimizer state, the iteration and, with dynamic loss
+// scaling, the scale as well). ZeRO's state parts are gathered into whole
+// tensors for a checkpoint and sliced again when it is resumed, so a
+// checkpoint is the same file with or without sharding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Trainer.h"
+#include "metart/comm.h"
+#include "metart/metart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+
+namespace metart::train {
+
+std::string Trainer::stateName(size_t k) const {
+  size_t n = program.num_params;
+  if (k < n * program.state_per_param)
+    return "optimizer." + std::to_string(k / n) + "." +
+           program.params[k % n].name;
+  return "optimizer.step";
+}
+
+bool Trainer::isStatePart(size_t k) const {
+  return program.zero_parts > 1 && program.zero_sharded &&
+         k < static_cast<size_t>(program.num_params) *
+                 static_cast<size_t>(program.state_per_param) &&
+         program.zero_sharded[k % program.num_params];
+}
+
+metart_status Trainer::partOffset(size_t k, int64_t &offset) {
+  int64_t position = 0, size = 1;
+  if (metart_status s =
+          metart_comm_group(context, program.zero_mask, &position, &size))
+    return fail(s, "%s", metart_context_last_error(context));
+  if (size != program.zero_parts)
+    return fail(METART_ERROR_INVALID_ARGUMENT,
+                "the optimizer state is sharded %lld ways, but the group of "
+                "its axes has %lld ranks",
+                static_cast<long long>(program.zero_parts),
+                static_cast<long long>(size));
+  offset = position * partElements(k);
+  return METART_OK;
+}
+
+metart_status Trainer::writeScale() {
+  double wide = scaler.scale();
+  float narrow = static_cast<float>(wide);
+  const void *host = scaleInput.dtype == METART_F32
+                         ? static_cast<const void *>(&narrow)
+                         : static_cast<const void *>(&wide);
+  if (metart_status s = metart_copy_to_device(
+          context, scaleInput.descriptor.data, host, scaleInput.bytes))
+    return fail(s, "%s", metart_context_last_error(context));
+  return METART_OK;
+}
+
+metart_status Trainer::loadParams(const char *path, bool withState,
+                                  int64_t *iteration) {
+  char message[512] = "";
+  metart_safetensors *file = nullptr;
+  if (metart_status s =
+          metart_safetensors_open(path, &file, message, sizeof(message)))
+    return fail(s, "%s", message);
+  // `whole`: the tensor in the file (a sharded state part's parameter);
+  // `skip` elements of it come before what `t` takes.
+  auto load = [&](const std::string &name, DeviceTensor &t,
+                  const DeviceTensor *whole = nullptr,
+                  int64_t skip = 0) -> metart_status {
+    int32_t dtype = 0, rank = 0;
+    const int64_t *shape = nullptr;
+    const void *data = nullptr;
+    if (metart_safetensors_find(file, name.c_str(), &dtype, &rank, &shape,
+                                &data))
+      return fail(METART_ERROR_IO, "'%s' has no tensor '%s'", path,
+                  name.c_str());
+    const DeviceTensor &expected = whole ? *whole : t;
+    if (dtype != expected.dtype ||
+        rank != static_cast<int32_t>(expected.shape.size()) ||
+        !std::equal(expected.shape.begin(), expected.shape.end(), shape))
+      return fail(METART_ERROR_IO,
+                  "tensor '%s' in '%s' does not have the model's type",
+                  name.c_str(), path);
+    // Adam reads the count where it lives (on a device, in its kernel):
+    // a corrupt one is caught here.
+    if (name == "optimizer.step") {
+      int64_t count = 0;
+      std::memcpy(&count, data, sizeof(count));
+      if (count < 0)
+        return fail(METART_ERROR_IO,
+                    "tensor 'optimizer.step' in '%s' is negative (%lld)", path,
+                    static_cast<long long>(count));
+    }
+    return metart_copy_to_device(
+        context, t.descriptor.data,
+        static_cast<const char *>(data) + skip * elementSize(t.dtype), t.bytes);
+  };
+  metart_status status = METART_OK;
+  for (int64_t i = 0; i < program.num_params && !status; ++i)
+    status = load(program.params[i].name, params[i]);
+  if (withState) {
+    for (size_t k = 0; k < state.size() && !status; ++k) {
+      int64_t offset = 0;
+      if (!isStatePart(k))
+        status = load(stateName(k), state[k]);
+      else if (!(status = partOffset(k, offset)))
+        status = load(stateName(k), state[k], &stateParam(k), offset);
+    }
+    DeviceTensor counter;
+    counter.shape = {};
+    counter.dtype = METART_I64;
+    counter.bytes = 8;
+    int32_t dtype = 0, rank = 0;
+    const int64_t *shape = nullptr;
+    const void *data = nullptr;
+    // The loss scale where the run left it (a checkpoint of a run without
+    // scaling has none: the scale starts afresh).
+    if (!status && program.loss_scaling &&
+        !metart_safetensors_find(file, "meta.loss_scale", &dtype, &rank, &shape,
+                                 &data)) {
+      double saved[2] = {0, 0};
+      if (dtype != METART_F64 || rank != 1 || shape[0] != 2)
+        status = fail(METART_ERROR_IO,
+                      "tensor 'meta.loss_scale' in '%s' is not f64[2]", path);
+      else
+        std::memcpy(saved, data, sizeof(saved));
+      if (!status &&
+          !(saved[0] > 0 && std::isfinite(saved[0]) && saved[1] >= 0))
+        status = fail(METART_ERROR_IO,
+                      "tensor 'meta.loss_scale' in '%s' holds no valid scale "
+                      "(%g, %g)",
+                      path, saved[0], saved[1]);
+      if (!status) {
+        scaler.restore(saved[0], static_cast<int64_t>(saved[1]));
+        status = writeScale();
+      }
+    }
+    if (!status &&
+        !metart_safetensors_find(file, "meta.iteration", &dtype, &rank, &shape,
+                                 &data) &&
+        dtype == METART_I64 && rank == 0)
+      std::memcpy(iteration, data, 8);
+    else if (!status)
+      status = fail(METART_ERROR_IO, "'%s' has no iteration count", path);
+  }
+  metart_safetensors_close(file);
+  return status;
+}
+
+metart_status Trainer::saveParams(const char *path, bool withState,
+                                  int64_t iteration) {
+  std::vector<std::vector<char>> host;
+  std::vector<std::string> names;
+  std::vector<const DeviceTensor *> tensors;
+  for (int64_t i = 0; i < program.num_params; ++i) {
+    names.push_back(program.params[i].name);
+    tensors.push_back(&params[i]);
+  }
+  if (withState)
+    for (size_t k = 0; k < state.size(); ++k) {
+      names.push_back(stateName(k));
+      tensors.push_back(&state[k]);
+    }
+  // Sharded state parts are gathered into their wholes on every rank (a
+  // collective: every rank saves); only the writer writes the file.
+  struct Wholes {
+    metart_context *context;
+    std::deque<DeviceTensor> tensors;
+    ~Wholes() {
+      for (DeviceTensor &t : tensors)
+        if (t.descriptor.data)
+          metart_buffer_free(context, t.descriptor.data);
+    }
+  } gathered{context, {}};
+  std::deque<DeviceTensor> &wholes = gathered.tensors;
+  if (withState)
+    for (size_t k = 0; k < state.size(); ++k) {
+      if (!isStatePart(k))
+        continue;
+      DeviceTensor &flat = wholes.emplace_back();
+      const DeviceTensor &param = stateParam(k);
+      if (metart_status s =
+              allocate(flat, {param.numElements()}, state[k].dtype))
+        return s;
+      if (metart_status s =
+              metart_all_gather(context, &state[k].descriptor, &flat.descriptor,
+                                program.zero_mask, 0))
+        return fail(s, "gathering '%s': %s", stateName(k).c_str(),
+                    metart_context_last_error(context));
+      flat.shape = param.shape;
+      flat.descriptor.rank = static_cast<int32_t>(flat.shape.size());
+      flat.descriptor.shape = flat.shape.data();
+      tensors[program.num_params + k] = &flat;
+    }
+  if (!sharding.writer)
+    return METART_OK;
+  std::vector<metart_named_tensor> entries;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    host.emplace_back(tensors[i]->bytes);
+    if (metart_status s =
+            metart_copy_to_host(context, host.back().data(),
+                                tensors[i]->descriptor.data, tensors[i]->bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    entries.push_back({names[i].c_str(), tensors[i]->dtype,
+                       static_cast<int32_t>(tensors[i]->shape.size()),
+                       tensors[i]->shape.data(), host[i].data()});
+  int64_t iterationValue = iteration;
+  if (withState)
+    entries.push_back(
+        {"meta.iteration", METART_I64, 0, nullptr, &iterationValue});
+  double scaleValue[2] = {scaler.scale(),
+                          static_cast<double>(scaler.healthyInRow())};
+  static const int64_t kTwo = 2;
+  if (withState && program.loss_scaling)
+    entries.push_back({"meta.loss_scale", METART_F64, 1, &kTwo, scaleValue});
+  char message[512] = "";
+  if (metart_status s = metart_safetensors_write(
+          path, entries.data(), entries.size(), message, sizeof(message)))
+    return fail(s, "%s", message);
+  return METART_OK;
+}
+
+} // namespace metart::train

@@ -1,0 +1,131 @@
+//===- Trainer.h - the meta-training driver's state -------------*- C++ -*-===//
+//
+// The driver behind metart_train (Train.cpp: the iteration loop, progress,
+// evaluation; Checkpoint.cpp: parameters and state to and from files).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METART_SRC_TRAIN_TRAINER_H
+#define METART_SRC_TRAIN_TRAINER_H
+
+#include "Health.h"
+#include "LossScaler.h"
+#include "Sharding.h"
+#include "metart/train.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/resource.h>
+#include <vector>
+
+namespace metart::train {
+
+/// The peak resident memory of this process so far (Linux reports
+/// kilobytes).
+inline size_t peakHostBytes() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<size_t>(usage.ru_maxrss) * 1024;
+}
+
+inline size_t elementSize(int32_t dtype) {
+  return dtype == METART_F32 || dtype == METART_I32 ? 4 : 8;
+}
+
+/// A tensor in device memory with its descriptor.
+struct DeviceTensor {
+  std::vector<int64_t> shape;
+  int32_t dtype = METART_F32;
+  size_t bytes = 0;
+  metart_tensor descriptor{};
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+class Trainer {
+public:
+  Trainer(metart_context *context, const metart_program &program,
+          const metart_train_options &options, char *error, size_t errorSize)
+      : context(context), program(program), options(options), error(error),
+        errorSize(errorSize) {}
+
+  metart_status run(metart_train_result &result);
+
+private:
+  metart_status fail(metart_status status, const char *format, ...);
+  metart_status allocate(DeviceTensor &t, std::vector<int64_t> shape,
+                         int32_t dtype);
+  metart_status initialize();
+  metart_status initializeParams();
+  metart_status loadParams(const char *path, bool withState,
+                           int64_t *iteration);
+  metart_status saveParams(const char *path, bool withState, int64_t iteration);
+  metart_status allocateBatch(metart_tasks *tasks,
+                              std::vector<DeviceTensor> &batch,
+                              std::vector<std::vector<char>> &host,
+                              std::vector<std::vector<char>> &local);
+  metart_status drawBatch(metart_tasks *tasks, metart_split split,
+                          int64_t iteration, int64_t first,
+                          std::vector<DeviceTensor> &batch,
+                          std::vector<std::vector<char>> &host,
+                          std::vector<std::vector<char>> &local);
+  /// Waits for every rank (after rank 0 wrote a file).
+  metart_status barrier();
+  /// The largest rank's peak device memory so far.
+  metart_status trainingPeak(size_t &peak);
+  metart_status evaluate(const metart_eval_spec &spec,
+                         metart_eval_result &result);
+  void progress(int64_t iteration, int64_t total, double loss,
+                double secondsPerIteration);
+  /// The error of a non-finite meta-iteration `iteration` (1-based) under
+  /// `stop`: the meta-loss and the first non-finite parameter or gradient.
+  metart_status stopNonfinite(int64_t iteration, double loss, const char *why);
+  int32_t policy() const;
+  std::string stateName(size_t k) const;
+  /// Whether state tensor `k` is this rank's part of a sharded whole
+  /// (ZeRO-1), and that whole's parameter.
+  bool isStatePart(size_t k) const;
+  const DeviceTensor &stateParam(size_t k) const {
+    return params[k % program.num_params];
+  }
+  /// Elements of a state part, and where this rank's starts in the whole.
+  int64_t partElements(size_t k) const {
+    return stateParam(k).numElements() / program.zero_parts;
+  }
+  metart_status partOffset(size_t k, int64_t &offset);
+
+  metart_context *context;
+  const metart_program &program;
+  const metart_train_options &options;
+  char *error;
+  size_t errorSize;
+  std::vector<DeviceTensor> params, state, batch;
+  /// Whole drawn tasks (`hostBatch`) and this rank's samples of them.
+  std::vector<std::vector<char>> hostBatch, localBatch;
+  DeviceTensor loss;
+  /// The update guard's verdicts (when `program.guarded`).
+  metart::train::UpdateHealth health;
+  /// Dynamic loss scaling (when `program.loss_scaling`): the scale and the
+  /// step's scalar input that holds it.
+  metart::train::LossScaler scaler;
+  DeviceTensor scaleInput;
+  metart_status writeScale();
+  /// The last checkpoint written or resumed from, its directory and its
+  /// iteration (-1: none).
+  std::string lastCheckpoint, lastCheckpointDir;
+  int64_t lastCheckpointIteration = -1;
+  metart::train::Sharding sharding;
+  std::chrono::steady_clock::time_point lastDraw{};
+};
+
+} // namespace metart::train
+
+#endif // METART_SRC_TRAIN_TRAINER_H
