@@ -198,7 +198,8 @@ struct MetaShardOptimizerStatePass
   void runOnOperation() override {
     if (stage != 1 && stage != 2) {
       getOperation().emitError("ZeRO stage ")
-          << stage << " is not implemented (1: state; 2: state and gradients)";
+          << static_cast<int64_t>(stage)
+          << " is not implemented (1: state; 2: state and gradients)";
       return signalPassFailure();
     }
     SmallVector<std::pair<func::FuncOp, meta::OuterStepOp>> steps;

@@ -8,6 +8,7 @@
 
 #include "metart/metart.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -162,6 +163,41 @@ TEST_F(Errors, Linear) {
   expectInvalid(metart_nn_linear(context, x.get(), w2.get(), nullptr, x.get()),
                 "metart_nn_linear: y shape [2, 5, 3] does not match the "
                 "expected shape [2, 5, 4]");
+}
+
+TEST_F(Errors, Attention) {
+  Owned q({2, 3, 4}), k({2, 5, 4}), v({2, 5, 6}), y({2, 3, 6});
+  Owned narrow({2, 5, 3}), short_({2, 4, 6}), other({3, 5, 4});
+  expectInvalid(
+      metart_nn_attention(context, q.get(), narrow.get(), v.get(), 1.0, 0,
+                          y.get()),
+      "metart_nn_attention: q [2, 3, 4], k [2, 5, 3] and v [2, 5, 6] do not "
+      "fit: q and k need one width, k and v one length");
+  expectInvalid(
+      metart_nn_attention(context, q.get(), k.get(), short_.get(), 1.0, 0,
+                          y.get()),
+      "metart_nn_attention: q [2, 3, 4], k [2, 5, 4] and v [2, 4, 6] do not "
+      "fit: q and k need one width, k and v one length");
+  expectInvalid(metart_nn_attention(context, q.get(), other.get(), v.get(), 1.0,
+                                    0, y.get()),
+                "metart_nn_attention: batch dimensions differ: [2, 3, 4], "
+                "[3, 5, 4] and [2, 5, 6]");
+  expectInvalid(
+      metart_nn_attention(context, q.get(), k.get(), v.get(), 1.0, 1, y.get()),
+      "metart_nn_attention: causal attention needs as many queries "
+      "as keys, got 3 and 5");
+  expectInvalid(metart_nn_attention(context, q.get(), k.get(), v.get(),
+                                    std::nan(""), 0, y.get()),
+                "metart_nn_attention: expects a finite scale, got nan");
+  expectInvalid(
+      metart_nn_attention(context, q.get(), k.get(), v.get(), 1.0, 0, q.get()),
+      "metart_nn_attention: y shape [2, 3, 4] does not match the "
+      "expected shape [2, 3, 6]");
+  Owned flat({4});
+  expectInvalid(metart_nn_attention(context, flat.get(), flat.get(), flat.get(),
+                                    1.0, 0, y.get()),
+                "metart_nn_attention: expects q, k and v of one rank >= 2, got "
+                "[4], [4] and [4]");
 }
 
 TEST_F(Errors, Matmul) {

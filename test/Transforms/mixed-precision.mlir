@@ -1,11 +1,13 @@
 // RUN: metac-opt %s --meta-mixed-precision --split-input-file -verify-diagnostics | FileCheck %s
 // RUN: not metac-opt %s --meta-mixed-precision=precision=f8 --split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not metac-opt %s --meta-mixed-precision=loss-scale=sometimes --split-input-file 2>&1 | FileCheck %s --check-prefix=SCALE
 
 // The pass on hand-written IR: a constant of the model is rounded to the
 // 16-bit type, and its errors. (test/metac/precision.test has the pass on
 // specs.)
 
 // OPTION: error: unknown precision 'f8' (expected f32, bf16 or fp16)
+// SCALE: error: unknown loss scaling 'sometimes' (expected dynamic or off)
 
 // CHECK-LABEL: func.func @model
 // CHECK-SAME: attributes {meta.precision = "fp16"}
