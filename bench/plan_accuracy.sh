@@ -13,8 +13,9 @@
 # binary to use as it is), MAXNP_<spec> (a lower limit for one spec: the
 # transformer has 26 plans of 4 processes, minutes each), and ITERS_<spec>
 # for the meta-iterations of each run (the first one is not timed);
-# REPEATS (2) runs of each plan, the fastest kept; RUNS=0 re-plans and
-# compares without running plans not yet measured. Each calibration and
+# REPEATS (3) interleaved rounds of each process count's plans, the
+# median of each plan kept; RUNS=0 re-plans and compares without running
+# plans not yet measured. Each calibration and
 # each plan's runs are paired with a drift probe (below).
 # Ends with exactly one line:
 #   plan accuracy: time MAPE X%, memory MAPE Y%, kendall tau Z, chosen plan
@@ -52,6 +53,24 @@ probe() {
   done | sort -g | sed -n 2p
 }
 
+# One process count at a time: its calibration, then its plans of every
+# spec, so that the calibration and the runs it predicts lie in the same
+# stretch of this machine's speed.
+run_plan() { # spec n mesh micro schedule -> "ms peak" or nothing
+  local spec=$1 n=$2 mesh=$3 micro=$4 schedule=$5 extra=()
+  local tag="$spec-$n-$mesh-$micro-$schedule"
+  [ "$schedule" != none ] && extra=(--micro-batches="$micro" --schedule="$schedule")
+  if "$metac" run "$out/$spec.meta" --np="$n" --mesh="$mesh" "${extra[@]}" \
+    --iterations="${iters[$spec]}" --quiet --metrics="$out/metrics-$tag.jsonl" \
+    </dev/null >"$out/log-$tag.txt" 2>&1; then
+    echo "$(sed -n 's/.*, \([0-9.]*\) ms\/iteration.*/\1/p' "$out/log-$tag.txt" | head -1)" \
+      "$(sed -n 's/.*"peak_train_device_bytes": \([0-9]*\).*/\1/p' \
+        "$out/metrics-$tag.jsonl" | tail -1)"
+  else
+    echo "  failed: $spec on $n, $mesh: $(tail -2 "$out/log-$tag.txt" | head -1)" >&2
+  fi
+}
+
 for n in $(seq 1 "$maxnp"); do
   cluster=$out/cpu-$n.yaml
   if [ ! -s "$cluster" ]; then
@@ -59,16 +78,14 @@ for n in $(seq 1 "$maxnp"); do
     "$metac" calibrate --np="$n" --quiet -o "$cluster"
     echo "$before $(probe)" >"$out/probe-cpu-$n.txt"
   fi
-done
-
-for spec in $specs; do
-  limit=MAXNP_$spec
-  for n in $(seq 1 "${!limit:-$maxnp}"); do
+  for spec in $specs; do
+    limit=MAXNP_$spec
+    [ "$n" -gt "${!limit:-$maxnp}" ] && continue
     plans=$out/plans-$spec-$n.json
     if [ ! -s "$plans" ]; then
       # Device counts that no plan can use (they divide nothing) are left
       # out, with the planner's reason.
-      if ! "$metac" plan "$out/$spec.meta" --cluster="$out/cpu-$n.yaml" \
+      if ! "$metac" plan "$out/$spec.meta" --cluster="$cluster" \
         --format=json >"$plans" 2>"$out/plans-$spec-$n.err"; then
         echo "[]" >"$plans"
         echo "$spec on $n: $(head -1 "$out/plans-$spec-$n.err")"
@@ -80,36 +97,38 @@ for p in json.load(open(sys.argv[1])):
     if p["fits"] and p.get("exact", True):
         print(p["mesh"], p["micro_batches"], p["schedule"])
 PY
-    while read -r mesh micro schedule; do
-      tag="$spec-$n-$mesh-$micro-$schedule"
-      result=$out/run-$tag.txt
-      [ -s "$result" ] && continue
-      [ "${RUNS:-1}" = 0 ] && continue
-      extra=()
-      [ "$schedule" != none ] && extra=(--micro-batches="$micro" --schedule="$schedule")
-      echo "running $spec on $n: $mesh ${extra[*]:-}"
-      # REPEATS runs of the plan; the fastest counts (other work on the
-      # machine only ever slows a run down).
-      best=""
-      drift=$(probe)
-      for r in $(seq 1 "${REPEATS:-2}"); do
-        if "$metac" run "$out/$spec.meta" --np="$n" --mesh="$mesh" "${extra[@]}" \
-          --iterations="${iters[$spec]}" --quiet --metrics="$out/metrics-$tag.jsonl" \
-          </dev/null >"$out/log-$tag.txt" 2>&1; then
-          ms=$(sed -n 's/.*, \([0-9.]*\) ms\/iteration.*/\1/p' "$out/log-$tag.txt" | head -1)
-          peak=$(sed -n 's/.*"peak_train_device_bytes": \([0-9]*\).*/\1/p' \
-            "$out/metrics-$tag.jsonl" | tail -1)
-          if [ -z "$best" ] || awk "BEGIN{exit !($ms < ${best%% *})}"; then
-            best="$ms $peak"
-          fi
+    # The plans not measured yet, run in REPEATS interleaved rounds (each
+    # round every plan once, in a rotated order) and the median of each
+    # kept: drift during the group moves all its plans alike, so the
+    # ranking within the group is the machine's, not the hour's.
+    mapfile -t todo < <(while read -r mesh micro schedule; do
+      [ -s "$out/run-$spec-$n-$mesh-$micro-$schedule.txt" ] ||
+        echo "$mesh $micro $schedule"
+    done <"$out/list-$spec-$n.txt")
+    [ "${#todo[@]}" = 0 ] || [ "${RUNS:-1}" = 0 ] && continue
+    echo "running $spec on $n: ${#todo[@]} plans, ${REPEATS:-3} rounds"
+    drift=$(probe)
+    declare -A samples=() failed=()
+    for r in $(seq 0 $((${REPEATS:-3} - 1))); do
+      for i in "${!todo[@]}"; do
+        plan=${todo[$(((i + r) % ${#todo[@]}))]}
+        [ -n "${failed[$plan]:-}" ] && continue
+        # shellcheck disable=SC2086
+        if got=$(run_plan "$spec" "$n" $plan) && [ -n "$got" ]; then
+          samples[$plan]+="$got;"
         else
-          echo "  failed: $(tail -2 "$out/log-$tag.txt" | head -1)"
-          best=""
-          break
+          failed[$plan]=1
         fi
       done
-      [ -n "$best" ] && echo "$best $drift" >"$result"
-    done <"$out/list-$spec-$n.txt"
+    done
+    for plan in "${todo[@]}"; do
+      [ -n "${failed[$plan]:-}" ] && continue
+      read -r mesh micro schedule <<<"$plan"
+      echo "${samples[$plan]}" | tr ';' '\n' | sed '/^$/d' | sort -g |
+        awk -v d="$drift" '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)], d }' \
+          >"$out/run-$spec-$n-$mesh-$micro-$schedule.txt"
+    done
+    unset samples failed
   done
 done
 

@@ -15,7 +15,9 @@
 #include "GenUtils.h"
 #include "ModelGen.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -154,6 +156,8 @@ private:
   SmallVector<const FunctionDecl *> activeBlocks;
   int64_t opCount = 0;
   bool reportedOpLimit = false;
+  /// Causal attention masks by type, built once.
+  llvm::DenseMap<Type, mlir::DenseElementsAttr> causalMasks;
 };
 
 } // namespace metac::frontend

@@ -5,6 +5,7 @@
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
 #include "metac/Partition/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -103,8 +104,10 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
   }
   if (after(Phase::Partitioned)) {
     pm.addPass(partition::createMetaPartition());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
+    // Per function: a pipeline's stages are simplified in parallel.
+    OpPassManager &perFunction = pm.nest<func::FuncOp>();
+    perFunction.addPass(createCanonicalizerPass());
+    perFunction.addPass(createCSEPass());
   }
   if (after(Phase::Optimized) && options.accumulate > 1) {
     partition::MetaAccumulateGradientsOptions accumulate;

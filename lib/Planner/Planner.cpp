@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -136,6 +137,23 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
   double budget =
       double(cluster.device.memoryBytes) * (1.0 - options.memoryMargin);
   MLIRContext *context = module.getContext();
+  // The passes' dialects are loaded now: plans are costed on several
+  // threads, and a context loads dialects only on one.
+  {
+    PipelineOptions widest;
+    widest.mesh = "task=2,data=2,tensor=2,pipeline=2";
+    widest.microBatches = 2;
+    widest.bucketBytes = options.bucketBytes;
+    widest.zero = 2;
+    PassManager pm(context);
+    if (succeeded(buildPipelineBetween(pm, Phase::Autodiff, Phase::Optimized,
+                                       widest))) {
+      DialectRegistry registry;
+      pm.getDependentDialects(registry);
+      for (StringRef name : registry.getDialectNames())
+        context->getOrLoadDialect(name);
+    }
+  }
   // A copy partitioned by metac's own passes: the plan is costed as it
   // would run. Diagnostics of plans that cannot be partitioned become the
   // plan's rejection: one handler for the whole search routes them to the
@@ -179,13 +197,13 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     plan.estimate = *estimate;
     return true;
   };
-  // Costs `batch`; true where a plan was costed. (In sequence: the passes
-  // already use the context's threads, and plans costed on threads of
-  // their own were slower on two cores.)
+  // Costs `batch`, one plan per thread of the context; true where a plan
+  // was costed. (Most of a plan's passes work on the whole module, so the
+  // threads are otherwise idle.)
   auto evaluateAll = [&](MutableArrayRef<PlanCandidate> batch) {
     std::vector<char> costed(batch.size(), 0);
-    for (size_t i = 0; i < batch.size(); ++i)
-      costed[i] = evaluate(batch[i]);
+    parallelFor(context, 0, batch.size(),
+                [&](size_t i) { costed[i] = evaluate(batch[i]); });
     return costed;
   };
   auto fits = [&](PlanCandidate &plan) {
@@ -213,12 +231,6 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     // Screening: exact estimates of the reference plans, then a coarse
     // estimate of every plan; the best that fit are partitioned.
     ScreeningReferences refs;
-    PlanCandidate single;
-    if (!evaluate(single))
-      return llvm::createStringError(
-          "'" + trainName.str() +
-          "' cannot be compiled for one device: " + single.rejection);
-    refs.single = single.estimate;
     auto smallestDivisor = [](ArrayRef<int64_t> of, int64_t limit) {
       for (int64_t r = 2; r <= limit; ++r)
         if (llvm::all_of(of, [&](int64_t n) { return n % r == 0; }))
@@ -230,7 +242,8 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
                  smallestDivisor(problem.samples, limit),
                  cluster.devicesPerNode % 2 == 0 ? 2 : 0,
                  smallestDivisor({problem.metaBatch}, limit)};
-    std::vector<PlanCandidate> references;
+    // The one-device plan first, then a two-way split of each axis.
+    std::vector<PlanCandidate> references(1);
     SmallVector<unsigned> axes;
     for (unsigned a = 0; a < 4; ++a) {
       if (refs.size[a] < 2)
@@ -245,9 +258,14 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
       axes.push_back(a);
     }
     std::vector<char> costed = evaluateAll(references);
+    if (!costed[0])
+      return llvm::createStringError(
+          "'" + trainName.str() +
+          "' cannot be compiled for one device: " + references[0].rejection);
+    refs.single = references[0].estimate;
     for (auto [i, a] : llvm::enumerate(axes))
-      if (costed[i])
-        refs.axis[a] = references[i].estimate;
+      if (costed[i + 1])
+        refs.axis[a] = references[i + 1].estimate;
     std::vector<PlanCandidate> screened;
     for (PlanCandidate &plan : plans) {
       std::optional<IterationEstimate> coarse = screenPlan(plan, refs, cluster);
@@ -280,18 +298,23 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     // best plan costed exactly (the screen errs by about a fifth on the
     // plans it was checked against; docs/planning.md).
     double bestExact = std::numeric_limits<double>::infinity();
+    // In rounds of one plan per thread (the same rounds on every run).
+    int64_t width = std::max<int64_t>(1, context->getNumThreads());
     while (next < screened.size() &&
            int64_t(result.ranked.size()) < options.finalists &&
            tried < 4 * options.finalists &&
            screened[next].estimate.seconds() < 1.3 * bestExact) {
-      std::vector<PlanCandidate> round{screened[next++]};
-      round.front().exact = true;
-      ++tried;
+      std::vector<PlanCandidate> round;
+      while (next < screened.size() && int64_t(round.size()) < width &&
+             screened[next].estimate.seconds() < 1.3 * bestExact) {
+        round.push_back(screened[next++]);
+        round.back().exact = true;
+        ++tried;
+      }
       size_t before = result.ranked.size();
       exact(round);
-      if (result.ranked.size() > before)
-        bestExact =
-            std::min(bestExact, result.ranked.back().estimate.seconds());
+      for (size_t i = before; i < result.ranked.size(); ++i)
+        bestExact = std::min(bestExact, result.ranked[i].estimate.seconds());
     }
     result.screened.assign(screened.begin() + next, screened.end());
   }
