@@ -187,6 +187,11 @@ struct Options {
   cl::opt<std::string> initParams{
       "init-params", cl::desc("Start from these parameters (safetensors)"),
       cl::value_desc("file"), cl::cat(runCategory)};
+  cl::opt<bool> initParamsPartial{
+      "init-params-partial",
+      cl::desc("--init-params may lack some parameters (a pretrained body "
+               "without the task's head): they keep their initialisation"),
+      cl::cat(runCategory)};
   cl::opt<std::string> saveParams{
       "save-params", cl::desc("Write the trained parameters (safetensors)"),
       cl::value_desc("file"), cl::cat(runCategory)};
@@ -452,6 +457,7 @@ int metac::metacMain(int argc, char **argv) {
     if (options.seed >= 0)
       run->seed = static_cast<uint64_t>(options.seed);
     run->initParams = options.initParams;
+    run->initParamsPartial = options.initParamsPartial;
     run->saveParams = options.saveParams;
     run->checkpointEvery = options.checkpointEvery;
     run->checkpointDir = options.checkpointDir;

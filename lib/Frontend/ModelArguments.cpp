@@ -152,14 +152,18 @@ std::optional<bool> ModelGenerator::boolValue(const Expr *expr, StringRef what,
 // Parameters
 //===----------------------------------------------------------------------===//
 
+bool ModelGenerator::isLayerName(StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.';
+  });
+}
+
 std::optional<std::string> ModelGenerator::layerName(const CallExpr &call,
                                                      Scope &scope) {
   std::string base;
   if (const Expr *named = keyword(call, "name")) {
     auto *str = dyn_cast<StringExpr>(named);
-    if (!str || str->value.empty() || llvm::any_of(str->value, [](char c) {
-          return !(llvm::isAlnum(c) || c == '_' || c == '.');
-        })) {
+    if (!str || !isLayerName(str->value)) {
       diags.error(named->getLoc())
           << "a layer name must be a non-empty string of letters, digits, "
              "'_' and '.'";

@@ -24,7 +24,7 @@ constexpr llvm::StringLiteral kBuiltins[] = {
     "layer_norm",  "embedding", "relu",       "tanh",       "sigmoid",
     "gelu",        "exp",       "log",        "sqrt",       "softmax",
     "log_softmax", "flatten",   "reshape",    "transpose",  "matmul",
-    "sum",         "mean",      "attention"};
+    "sum",         "mean",      "attention",  "positions"};
 
 llvm::ArrayRef<llvm::StringRef> metac::frontend::getBuiltinNames() {
   static const SmallVector<StringRef> names(std::begin(kBuiltins),

@@ -108,6 +108,7 @@ private:
   Value genReshape(const CallExpr &call, Value x);
   Value genTranspose(const CallExpr &call, Value x);
   Value genReduction(const CallExpr &call, Value x);
+  Value genPositions(const CallExpr &call, Value x);
   Value genBlockCall(const CallExpr &call, const FunctionDecl &block,
                      Scope &scope);
 
@@ -133,6 +134,8 @@ private:
   std::optional<bool> boolValue(const Expr *expr, StringRef what, bool def);
 
   // Parameters.
+  /// Letters, digits, '_' and '.', at least one.
+  static bool isLayerName(StringRef name);
   std::optional<std::string> layerName(const CallExpr &call, Scope &scope);
   Value createParam(StringRef layer, StringRef suffix, ArrayRef<int64_t> shape,
                     Type element, StringRef init, int64_t fanIn,

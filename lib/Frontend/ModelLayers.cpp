@@ -11,6 +11,7 @@
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 
@@ -28,7 +29,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     return genUnary(call, scope);
   if (!checkArguments(call, 1, 3,
                       {"name", "bias", "kernel", "stride", "padding", "eps",
-                       "axis", "dims", "shape", "permutation"}))
+                       "axis", "dims", "shape", "permutation", "start",
+                       "step"}))
     return nullptr;
   Value x = genTensor(*call.args[0], scope, "an argument");
   if (!x)
@@ -43,6 +45,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     return genNorm(call, scope, x);
   if (callee == "embedding")
     return genEmbedding(call, scope, x);
+  if (callee == "positions")
+    return genPositions(call, x);
   if (!requireFloat(x, call))
     return nullptr;
   if (callee == "softmax" || callee == "log_softmax")
@@ -289,8 +293,36 @@ Value ModelGenerator::genEmbedding(const CallExpr &call, Scope &scope,
 /// `<name>.{q,k,v,o}.{weight,bias}` as four linear layers.
 Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
   Location l = loc(call.getLoc());
-  if (!checkArguments(call, 2, 2, {"name", "causal", "bias", "fused"}))
+  if (!checkArguments(call, 2, 2,
+                      {"name", "causal", "bias", "fused", "projections"}))
     return nullptr;
+  // The projections' names under the layer's (a checkpoint's, such as
+  // BERT's "self.query", ..., "output.dense").
+  SmallVector<std::string> projections{"q", "k", "v", "o"};
+  if (const Expr *e = keyword(call, "projections")) {
+    auto *list = dyn_cast<ListExpr>(e);
+    if (!list || list->elements.size() != 4) {
+      diags.error(e->getLoc()) << "'projections' must be a list of four "
+                                  "names (query, key, value, output)";
+      return nullptr;
+    }
+    for (auto [i, element] : llvm::enumerate(list->elements)) {
+      auto *str = dyn_cast<StringExpr>(element.get());
+      if (!str || !isLayerName(str->value)) {
+        diags.error(element->getLoc())
+            << "a projection name must be a non-empty string of letters, "
+               "digits, '_' and '.'";
+        return nullptr;
+      }
+      projections[i] = str->value;
+    }
+    if (llvm::SmallDenseSet<StringRef, 4>(projections.begin(),
+                                          projections.end())
+            .size() != 4) {
+      diags.error(e->getLoc()) << "'projections' names a projection twice";
+      return nullptr;
+    }
+  }
   Value x = genTensor(*call.args[0], scope, "an argument");
   if (!x || !requireFloat(x, call) ||
       !requireRank(x, call, 2, "[sequence, features]"))
@@ -358,11 +390,11 @@ Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
     joined = joined ? finish(nn::ReshapeOp::create(
                           builder, l, typeOf({length, features}), joined))
                     : nullptr;
-    return joined ? project("o", joined) : nullptr;
+    return joined ? project(projections[3], joined) : nullptr;
   };
-  Value q = split(project("q", x));
-  Value k = q ? split(project("k", x)) : nullptr;
-  Value v = k ? split(project("v", x)) : nullptr;
+  Value q = split(project(projections[0], x));
+  Value k = q ? split(project(projections[1], x)) : nullptr;
+  Value v = k ? split(project(projections[2], x)) : nullptr;
   if (!v)
     return nullptr;
   double scale = 1.0 / std::sqrt(static_cast<double>(width));

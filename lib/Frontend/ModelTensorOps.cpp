@@ -9,6 +9,8 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -210,4 +212,28 @@ Value ModelGenerator::genReduction(const CallExpr &call, Value x) {
   if (callee == "sum")
     return finish(nn::ReduceSumOp::create(builder, l, type, x, d));
   return finish(nn::ReduceMeanOp::create(builder, l, type, x, d));
+}
+
+/// `positions(x, start = 0, step = 1)`: the ids start + step * i of the
+/// positions i of x's first dimension, as i64 constants (BERT's position
+/// ids; with step = 0 its token types), for `embedding`.
+Value ModelGenerator::genPositions(const CallExpr &call, Value x) {
+  RankedTensorType xt = cast<RankedTensorType>(x.getType());
+  if (!onlyKeywords(call, 1, {"start", "step"}) ||
+      !requireRank(x, call, 1, "[positions, ...]"))
+    return nullptr;
+  std::optional<int64_t> start = 0, step = 1;
+  if (const Expr *e = keyword(call, "start"))
+    start = intValue(*e, "'start'", 0);
+  if (const Expr *e = keyword(call, "step"))
+    step = intValue(*e, "'step'", 0);
+  if (!start || !step)
+    return nullptr;
+  int64_t length = xt.getDimSize(0);
+  SmallVector<int64_t> ids;
+  for (int64_t i = 0; i < length; ++i)
+    ids.push_back(*start + *step * i);
+  auto type = RankedTensorType::get({length}, builder.getI64Type());
+  return arith::ConstantOp::create(builder, loc(call.getLoc()), type,
+                                   DenseIntElementsAttr::get(type, ids));
 }

@@ -139,6 +139,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   metart_run_options run{};
   run.train.iterations = options.iterations ? *options.iterations : -1;
   run.train.init_params = orNull(options.initParams);
+  run.train.init_params_partial = options.initParamsPartial;
   run.train.save_params = orNull(options.saveParams);
   run.train.checkpoint_dir = orNull(options.checkpointDir);
   run.train.checkpoint_every = options.checkpointEvery;

@@ -24,6 +24,8 @@ struct RunOptions {
   std::optional<int64_t> iterations;
   std::optional<uint64_t> seed;
   std::string initParams, saveParams, checkpointDir, resumeDir, metrics;
+  /// initParams may lack some parameters: they keep their initialisation.
+  bool initParamsPartial = false;
   int64_t checkpointEvery = 0;
   /// "cpu", "cuda", or empty for cuda when available, else cpu.
   std::string backend;

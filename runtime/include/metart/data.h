@@ -137,7 +137,8 @@ metart_tasks_create_image_folder(const metart_image_folder_config *config,
 
 /** Fixed episodes from a safetensors file with `support.x`, `support.y`,
  *  `query.x`, `query.y`, each with a leading episode axis and a sample axis
- *  ([N, samples, sample shape...]; inputs F32 or F64, targets any dtype).
+ *  ([N, samples, sample shape...]; inputs and targets of any dtype: integer
+ *  inputs are token ids).
  *  Task i of draw t is episode i mod N in METART_SPLIT_EVAL, and
  *  (offset(t) + i) mod N in METART_SPLIT_TRAIN, where offset(t) is the high
  *  64 bits of N * (t * 0x9E3779B97F4A7C15 mod 2^64): floor(N frac(t / the

@@ -149,6 +149,11 @@ typedef struct metart_train_options {
   int64_t max_consecutive_skips;
   /** > 0: replaces every evaluation's divergence threshold. */
   double diverge_above;
+  /** Non-zero: `init_params` may lack some of the model's parameters
+   *  (a pretrained body without the task's head): those keep their
+   *  initialisation, and are named on stderr. Tensors the file has must
+   *  still match the model's; a file with none of them is an error. */
+  int32_t init_params_partial;
 } metart_train_options;
 
 typedef struct metart_eval_result {

@@ -2,8 +2,8 @@
 //
 // A file holds N episodes as four tensors with a leading episode axis and a
 // sample axis: `support.x` [N, S, input...], `support.y` [N, S, target...],
-// `query.x` [N, Q, input...], `query.y` [N, Q, target...]; inputs are F32 or
-// F64, targets F32, F64, I32 or I64 (labels).
+// `query.x` [N, Q, input...], `query.y` [N, Q, target...]; inputs are F32,
+// F64, I32 or I64 (token ids), targets F32, F64, I32 or I64 (labels).
 //
 // Which episode a draw takes: task i of draw t is episode
 //   eval split:  i mod N
@@ -125,9 +125,6 @@ static std::string checkEpisodes(const metart_safetensors &file,
     return std::string(kNames[p]) + " " + printShape(tensors[p]->shape) + " " +
            safetensorsDtypeName(tensors[p]->dtype);
   };
-  for (size_t p : {0, 2})
-    if (tensors[p]->dtype != METART_F32 && tensors[p]->dtype != METART_F64)
-      return describe(p) + ": inputs must be F32 or F64";
   episodes = tensors[0]->shape[0];
   for (size_t p = 1; p < 4; ++p)
     if (tensors[p]->shape[0] != episodes)

@@ -62,7 +62,8 @@ metart_status Trainer::writeScale() {
 }
 
 metart_status Trainer::loadParams(const char *path, bool withState,
-                                  int64_t *iteration) {
+                                  int64_t *iteration,
+                                  std::vector<std::string> *missing) {
   char message[512] = "";
   metart_safetensors *file = nullptr;
   if (metart_status s =
@@ -102,8 +103,25 @@ metart_status Trainer::loadParams(const char *path, bool withState,
         static_cast<const char *>(data) + skip * elementSize(t.dtype), t.bytes);
   };
   metart_status status = METART_OK;
-  for (int64_t i = 0; i < program.num_params && !status; ++i)
-    status = load(program.params[i].name, params[i]);
+  for (int64_t i = 0; i < program.num_params && !status; ++i) {
+    const char *name = program.params[i].name;
+    int32_t dtype = 0, rank = 0;
+    const int64_t *shape = nullptr;
+    const void *data = nullptr;
+    if (missing &&
+        metart_safetensors_find(file, name, &dtype, &rank, &shape, &data)) {
+      missing->push_back(name);
+      continue;
+    }
+    status = load(name, params[i]);
+  }
+  if (!status && missing &&
+      static_cast<int64_t>(missing->size()) == program.num_params &&
+      program.num_params > 0)
+    status = fail(METART_ERROR_IO,
+                  "'%s' has none of the model's parameters (the first is "
+                  "'%s')",
+                  path, program.params[0].name);
   if (withState) {
     for (size_t k = 0; k < state.size() && !status; ++k) {
       int64_t offset = 0;

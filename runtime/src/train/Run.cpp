@@ -279,6 +279,8 @@ const char *kUsage =
     "  --iterations=N          meta-iterations (default: the program's)\n"
     "  --seed=S                random seed (default: the program's)\n"
     "  --init-params=FILE      start from these parameters (safetensors)\n"
+    "  --init-params-partial   the file may lack some parameters: they keep\n"
+    "                          their initialisation (a pretrained body)\n"
     "  --save-params=FILE      write the trained parameters\n"
     "  --checkpoint-every=N    checkpoint every N meta-iterations\n"
     "  --checkpoint-dir=DIR    directory of the checkpoint\n"
@@ -333,7 +335,8 @@ extern "C" int metart_main(int argc, char **argv,
     const char *value = eq == std::string::npos ? "" : argv[i] + eq + 1;
     // `--option value` as well as `--option=value`, as metac takes them.
     bool flag = key == "--quiet" || key == "--profile" ||
-                key == "--no-cuda-graph" || key == "--help" || key == "-h";
+                key == "--init-params-partial" || key == "--no-cuda-graph" ||
+                key == "--help" || key == "-h";
     if (eq == std::string::npos && !flag && i + 1 < argc)
       value = argv[++i];
     int64_t number = 0;
@@ -346,6 +349,8 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.progress = 0;
     } else if (key == "--profile") {
       options.train.profile = 1;
+    } else if (key == "--init-params-partial") {
+      options.train.init_params_partial = 1;
     } else if (key == "--no-cuda-graph") {
       options.train.no_graph = 1;
     } else if (key == "--iterations" && parseCount(value, number)) {

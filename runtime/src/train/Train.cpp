@@ -414,6 +414,25 @@ metart_status Trainer::run(metart_train_result &result) {
     lastCheckpoint = resumeFile;
     lastCheckpointDir = options.resume_dir;
     lastCheckpointIteration = start;
+  } else if (options.init_params && options.init_params_partial) {
+    // The parameters the file lacks keep their initialisation.
+    std::vector<std::string> missing;
+    if (metart_status s = initializeParams())
+      return s;
+    if (metart_status s =
+            loadParams(options.init_params, false, nullptr, &missing))
+      return s;
+    if (!missing.empty() && sharding.writer) {
+      std::string names;
+      for (const std::string &name : missing)
+        names += (names.empty() ? "" : ", ") + name;
+      std::fprintf(stderr,
+                   "metart: %lld of %lld parameters from '%s'; initialised: "
+                   "%s\n",
+                   static_cast<long long>(program.num_params - missing.size()),
+                   static_cast<long long>(program.num_params),
+                   options.init_params, names.c_str());
+    }
   } else if (options.init_params) {
     if (metart_status s = loadParams(options.init_params, false, nullptr))
       return s;

@@ -65,8 +65,10 @@ private:
                          int32_t dtype);
   metart_status initialize();
   metart_status initializeParams();
-  metart_status loadParams(const char *path, bool withState,
-                           int64_t *iteration);
+  /// With `missing`, a parameter the file lacks is listed there rather
+  /// than an error.
+  metart_status loadParams(const char *path, bool withState, int64_t *iteration,
+                           std::vector<std::string> *missing = nullptr);
   metart_status saveParams(const char *path, bool withState, int64_t iteration);
   metart_status allocateBatch(metart_tasks *tasks,
                               std::vector<DeviceTensor> &batch,

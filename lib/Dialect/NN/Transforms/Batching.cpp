@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -36,10 +37,27 @@ FailureOr<Value> metac::nn::ensureBatched(OpBuilder &b, Location loc,
   if (v.batched)
     return v.value;
   auto type = cast<RankedTensorType>(v.value.getType());
-  if (!isa<FloatType>(type.getElementType()))
+  if (!isa<FloatType>(type.getElementType())) {
+    // Integer constants (position ids beside per-task tables) are
+    // repeated: nn.broadcast is for floats.
+    DenseElementsAttr ints;
+    if (matchPattern(v.value, m_Constant(&ints))) {
+      RankedTensorType batched = prepend(type, size);
+      if (ints.isSplat())
+        return arith::ConstantOp::create(b, loc, batched,
+                                         ints.resizeSplat(batched))
+            .getResult();
+      SmallVector<APInt> values;
+      for (int64_t i = 0; i < size; ++i)
+        llvm::append_range(values, ints.getValues<APInt>());
+      return arith::ConstantOp::create(b, loc, batched,
+                                       DenseElementsAttr::get(batched, values))
+          .getResult();
+    }
     return emitError(loc, "cannot give an integer tensor a batch axis by "
                           "broadcasting (")
            << type << ")";
+  }
   return BroadcastOp::create(b, loc, prepend(type, size), v.value,
                              b.getDenseI64ArrayAttr({0}))
       .getResult();
