@@ -487,6 +487,11 @@ int metac::metacMain(int argc, char **argv) {
                       "--checkpoint-dir\n";
       return 1;
     }
+    if (run->initParamsPartial && run->initParams.empty()) {
+      llvm::errs() << "metac: error: --init-params-partial needs "
+                      "--init-params\n";
+      return 1;
+    }
     options.compileTo = "autodiff";
   }
   // Without --compile-to: an executable when writing to a file, the meta IR
