@@ -90,11 +90,11 @@ def adapted(start, sx, sy, qx, qy, ways, args):
 def episode(method, body, sx, sy, qx, qy, ways, args, generator):
     head_w = torch.zeros(ways, HIDDEN, requires_grad=True)
     head_b = torch.zeros(ways, requires_grad=True)
-    trained = [head_w, head_b]
+    extra = []  # what the method trains beside the head
     lora = None
     if method == "full":
         params = {k: v.clone().requires_grad_() for k, v in body.items()}
-        trained += list(params.values())
+        extra = list(params.values())
     else:
         params = body
     if method == "lora":
@@ -105,13 +105,13 @@ def episode(method, body, sx, sy, qx, qy, ways, args, generator):
                      ).requires_grad_()
                 b = torch.zeros(HIDDEN, args.rank, requires_grad=True)
                 lora[f"{i}.{which}"] = (a, b, args.alpha / args.rank)
-                trained += [a, b]
+                extra += [a, b]
     if method == "probe":  # the features once: the body does not change
         with torch.no_grad():
             support_features, query_features = encoder(body, sx), encoder(body, qx)
     groups = [{"params": [head_w, head_b], "lr": args.head_lr}]
-    if trained[2:]:
-        groups.append({"params": trained[2:],
+    if extra:
+        groups.append({"params": extra,
                        "lr": args.full_lr if method == "full" else args.lora_lr})
     optimizer = torch.optim.Adam(groups)
     for _ in range(args.steps):

@@ -103,17 +103,19 @@ metart_status Trainer::loadParams(const char *path, bool withState,
         static_cast<const char *>(data) + skip * elementSize(t.dtype), t.bytes);
   };
   metart_status status = METART_OK;
-  for (int64_t i = 0; i < program.num_params && !status; ++i) {
-    const char *name = program.params[i].name;
+  auto inFile = [&](const char *name) {
     int32_t dtype = 0, rank = 0;
     const int64_t *shape = nullptr;
     const void *data = nullptr;
-    if (missing &&
-        metart_safetensors_find(file, name, &dtype, &rank, &shape, &data)) {
+    return metart_safetensors_find(file, name, &dtype, &rank, &shape, &data) ==
+           METART_OK;
+  };
+  for (int64_t i = 0; i < program.num_params && !status; ++i) {
+    const char *name = program.params[i].name;
+    if (missing && !inFile(name))
       missing->push_back(name);
-      continue;
-    }
-    status = load(name, params[i]);
+    else
+      status = load(name, params[i]);
   }
   if (!status && missing &&
       static_cast<int64_t>(missing->size()) == program.num_params &&
