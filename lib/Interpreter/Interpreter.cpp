@@ -165,10 +165,12 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
               nn::GeluOp, nn::ScaleOp, nn::ConvertOp, nn::StopGradientOp,
               nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp,
               // Linear, convolution, pooling.
-              nn::LinearOp, nn::MatmulOp, nn::AttentionOp, nn::Conv2DOp,
-              nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp,
-              nn::MaxPool2DOp, nn::AvgPool2DOp, nn::MaxPool2DBackwardOp,
-              nn::MaxPool2DGatherOp, nn::AvgPool2DBackwardOp,
+              nn::LinearOp, nn::MatmulOp, nn::AttentionOp,
+              nn::AttentionBackwardOp, nn::AttentionDoubleBackwardOp,
+              nn::Conv2DOp, nn::Conv2DBackwardInputOp,
+              nn::Conv2DBackwardWeightOp, nn::MaxPool2DOp, nn::AvgPool2DOp,
+              nn::MaxPool2DBackwardOp, nn::MaxPool2DGatherOp,
+              nn::AvgPool2DBackwardOp,
               // Normalization.
               nn::BatchNormOp, nn::LayerNormOp, nn::SoftmaxOp, nn::LogSoftmaxOp,
               // Shape.

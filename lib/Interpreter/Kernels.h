@@ -67,6 +67,10 @@ mlir::FailureOr<Tensor> evaluateOp(nn::DivOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::LinearOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::MatmulOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::AttentionOp op, const Frame &frame);
+mlir::FailureOr<Tensor> evaluateOp(nn::AttentionBackwardOp op,
+                                   const Frame &frame);
+mlir::FailureOr<Tensor> evaluateOp(nn::AttentionDoubleBackwardOp op,
+                                   const Frame &frame);
 
 // Convolution.cpp: conv2d and its two derivatives.
 mlir::FailureOr<Tensor> evaluateOp(nn::Conv2DOp op, const Frame &frame);

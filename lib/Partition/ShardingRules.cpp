@@ -334,19 +334,19 @@ OpPlan softmaxPlan(Operation *op, int64_t axis, const RuleContext &ctx) {
   return plan;
 }
 
-/// Fused attention: the batch dimensions (tasks, samples, heads) are
-/// independent and keep the operands' split; each attention's queries,
-/// keys and features stay whole.
-OpPlan attentionPlan(nn::AttentionOp op, const RuleContext &ctx) {
-  SmallVector<int> dims = ctx.shardingOf(op.getQuery()).dims;
-  for (Value other : {op.getKey(), op.getValue()})
+/// Fused attention and its derivative: the batch dimensions (tasks,
+/// samples, heads) are independent and keep the operands' split; each
+/// attention's queries, keys and features stay whole.
+OpPlan attentionPlan(Operation *op, const RuleContext &ctx) {
+  SmallVector<int> dims = ctx.shardingOf(op->getOperand(0)).dims;
+  for (Value other : op->getOperands().drop_front())
     for (auto [d, axis] : llvm::enumerate(ctx.shardingOf(other).dims))
       dims[d] = joinAxes(dims[d], axis);
   size_t rank = dims.size();
   dims[rank - 2] = dims[rank - 1] = kReplicated;
   dedupeAxes(dims);
   OpPlan plan;
-  plan.operands = {{dims, false}, {dims, false}, {dims, false}};
+  plan.operands.assign(op->getNumOperands(), OperandTarget{dims, false});
   plan.results.push_back({dims, 0});
   return plan;
 }
@@ -455,7 +455,9 @@ OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
                            ctx);
       })
       .Case([&](nn::OneHotOp op) { return oneHotPlan(op, ctx); })
-      .Case([&](nn::AttentionOp op) { return attentionPlan(op, ctx); })
+      .Case<nn::AttentionOp, nn::AttentionBackwardOp,
+            nn::AttentionDoubleBackwardOp>(
+          [&](Operation *op) { return attentionPlan(op, ctx); })
       .Case([&](nn::LayerNormOp op) { return layerNormPlan(op, ctx); })
       .Case([&](nn::EmbeddingOp op) { return embeddingPlan(op, ctx); })
       .Case([&](nn::EmbeddingBackwardOp op) {

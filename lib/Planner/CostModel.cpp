@@ -47,6 +47,28 @@ bool isView(Operation *op) {
              shard::SendOp>(op);
 }
 
+/// The results of the call that `op` (an attention derivative) shares with
+/// its siblings, allocated at the first of them; none at the others.
+template <typename Op> SmallVector<Value> allocatedWithSiblings(Op op) {
+  auto siblings = op.getSiblings();
+  if (!llvm::is_contained(siblings, op))
+    return {op.getResult()};
+  if (siblings.front() != op)
+    return {};
+  return llvm::map_to_vector(siblings,
+                             [](Op s) { return Value(s.getResult()); });
+}
+
+/// The buffers the lowering allocates at `op`: an attention's derivative
+/// ops are one call, which allocates all of their results at the first.
+SmallVector<Value> allocatedAt(Operation *op) {
+  if (auto backward = dyn_cast<nn::AttentionBackwardOp>(op))
+    return allocatedWithSiblings(backward);
+  if (auto second = dyn_cast<nn::AttentionDoubleBackwardOp>(op))
+    return allocatedWithSiblings(second);
+  return SmallVector<Value>(op->getResults());
+}
+
 } // namespace
 
 ScratchUse metac::planner::replayScratch(func::FuncOp function) {
@@ -94,7 +116,7 @@ ScratchUse metac::planner::replayScratch(func::FuncOp function) {
     if (isa<func::ReturnOp>(op))
       break;
     if (!isView(&op) && !isa<meta::OuterStepOp>(op))
-      for (Value result : op.getResults()) {
+      for (Value result : allocatedAt(&op)) {
         uint64_t bytes = roundUp(byteSize(result.getType()));
         if (bytes == 0)
           continue;
@@ -221,6 +243,27 @@ ProductShape productShapeOf(Operation *op) {
             cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2]) /
         64.0);
     shape.calls = 2 * std::max(blocks, 1.0) * tiles;
+  } else if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
+    // Per block of 64 queries and tile of 64 keys the call makes seven
+    // GEMMs (scores and dP for the statistics, then the probabilities, dv,
+    // dP, dq, dk), shared out as the FLOPs are (OpCost.cpp): 5/3 to
+    // value's op, 8/3 to query's and key's.
+    double blocks = std::ceil(dim(o.getQuery(), 2) / 64.0) *
+                    (elementsOf(o.getQuery().getType()) /
+                     trailingElements(o.getQuery(), 2));
+    double tiles = std::ceil(dim(o.getKey(), 2) / 64.0);
+    shape.calls = (o.getWrt() == "value" ? 5.0 / 3 : 8.0 / 3) * blocks * tiles;
+  } else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
+    // Per block and tile the call makes 7 GEMMs for a value cotangent
+    // (scores, dy gv^T twice; q-bar, k-bar, dy-bar) and 11 for a query's or
+    // key's (scores, dP and dS-bar twice; q-bar, k-bar twice with one of
+    // them, v-bar, dy-bar), shared by its 3 or 4 ops as the FLOPs are.
+    double blocks = std::ceil(dim(o.getQuery(), 2) / 64.0) *
+                    (elementsOf(o.getQuery().getType()) /
+                     trailingElements(o.getQuery(), 2));
+    double tiles = std::ceil(dim(o.getKey(), 2) / 64.0);
+    shape.calls =
+        (o.getFrom() == "value" ? 7.0 / 3 : 11.0 / 4) * blocks * tiles;
   } else if (auto o = dyn_cast<nn::Conv2DOp>(op)) {
     convolution(o.getInput(), o.getWeight(), o.getResult());
   } else if (auto o = dyn_cast<nn::Conv2DBackwardInputOp>(op)) {
@@ -233,8 +276,10 @@ ProductShape productShapeOf(Operation *op) {
 }
 
 bool isProduct(Operation *op) {
-  return isa<nn::LinearOp, nn::MatmulOp, nn::AttentionOp, nn::Conv2DOp,
-             nn::Conv2DBackwardInputOp, nn::Conv2DBackwardWeightOp>(op);
+  return isa<nn::LinearOp, nn::MatmulOp, nn::AttentionOp,
+             nn::AttentionBackwardOp, nn::AttentionDoubleBackwardOp,
+             nn::Conv2DOp, nn::Conv2DBackwardInputOp,
+             nn::Conv2DBackwardWeightOp>(op);
 }
 
 /// The kind of runtime kernel `op` becomes, as calibrated (KernelFit).

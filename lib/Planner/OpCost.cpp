@@ -75,6 +75,58 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         double values = o.getResult().getType().getShape().back();
         return OpCost{pairs * (2 * q.back() + 2 * values + 4), traffic(o), 0};
       })
+      .Case([](nn::AttentionBackwardOp o) {
+        // The one call of an attention's three backward ops (query, key,
+        // value) does, per pair of query and key, the statistics' and the
+        // probabilities' products and exponentials (4 D + 5), shared by
+        // the three; dP = dy v^T twice, D and dS (4 E + 5), shared by query
+        // and key; and each one's own product (2 D or 2 E). Each op is
+        // priced with its share, so that the three add up to the call;
+        // operands are read once for the three.
+        auto q = cast<RankedTensorType>(o.getQuery().getType()).getShape();
+        auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
+        double width = q.back();
+        double values =
+            cast<RankedTensorType>(o.getValue().getType()).getShape().back();
+        double pairs = elements(o.getQuery()) / width * double(k.end()[-2]);
+        if (o.getCausal())
+          pairs /= 2;
+        double shared = (4 * width + 5) / 3;
+        double own = o.getWrt() == "value" ? 2 * values
+                                           : (4 * values + 5) / 2 + 2 * width;
+        double reads = 0;
+        for (Value v : o->getOperands())
+          reads += bytesOf(v);
+        return OpCost{pairs * (shared + own),
+                      reads / 3 + bytesOf(o.getResult()), 0};
+      })
+      .Case([](nn::AttentionDoubleBackwardOp o) {
+        // Per pair of query and key, the call for a value cotangent gv
+        // makes the scores and dy gv^T twice (2 D + 2 E each) and q-bar,
+        // k-bar and dy-bar (2 D, 2 D, 2 E) and about 10 exponentials,
+        // sums and products: 8 D + 6 E + 10; for a query's or key's
+        // cotangent, the scores, dP and dS-bar twice (2 D + 2 E + 2 D
+        // each), q-bar and k-bar (one of them twice: 6 D), v-bar and
+        // dy-bar (4 E) and about 20 more: 14 D + 8 E + 20. Shared by the
+        // call's 3 (value) or 4 ops; operands read once for them.
+        auto q = cast<RankedTensorType>(o.getQuery().getType()).getShape();
+        auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
+        double width = q.back();
+        double values =
+            cast<RankedTensorType>(o.getValue().getType()).getShape().back();
+        double pairs = elements(o.getQuery()) / width * double(k.end()[-2]);
+        if (o.getCausal())
+          pairs /= 2;
+        bool value = o.getFrom() == "value";
+        double ops = value ? 3 : 4;
+        double perPair =
+            value ? 8 * width + 6 * values + 10 : 14 * width + 8 * values + 20;
+        double reads = 0;
+        for (Value v : o->getOperands())
+          reads += bytesOf(v);
+        return OpCost{pairs * perPair / ops,
+                      reads / ops + bytesOf(o.getResult()), 0};
+      })
       .Case([](nn::Conv2DOp o) {
         double out = elements(o.getResult());
         return OpCost{2 * out * trailing(o.getWeight(), 3) +

@@ -90,6 +90,24 @@ public:
     return {METART_ERROR_UNSUPPORTED,
             "this backend has no fused attention kernel yet"};
   }
+  /// Its derivative (metart_nn_attention_backward): the cotangents whose
+  /// pointers are not null.
+  virtual KernelStatus attentionBackward(metart_dtype dtype,
+                                         const AttentionSizes &sizes,
+                                         const void *q, const void *k,
+                                         const void *v, const void *dy,
+                                         void *dq, void *dk, void *dv) {
+    return {METART_ERROR_UNSUPPORTED,
+            "this backend has no fused attention kernel yet"};
+  }
+  /// The derivative of that (metart_nn_attention_double_backward).
+  virtual KernelStatus attentionDoubleBackward(metart_dtype dtype,
+                                               const AttentionSizes &sizes,
+                                               const AttentionOperands &in,
+                                               const AttentionCotangents &out) {
+    return {METART_ERROR_UNSUPPORTED,
+            "this backend has no fused attention kernel yet"};
+  }
 
   // Convolution. `bias` may be null.
   virtual KernelStatus conv2d(metart_dtype dtype, const ConvSizes &sizes,

@@ -40,6 +40,17 @@ struct AttentionSizes {
   bool causal;
 };
 
+/// The data of attention's second derivative: the operands of its backward
+/// (q, k, v, dy) and the cotangents of that backward's results (gq, gk,
+/// gv, any of them null) ...
+struct AttentionOperands {
+  const void *q, *k, *v, *dy, *gq, *gk, *gv;
+};
+/// ... and the cotangents it computes (those not null).
+struct AttentionCotangents {
+  void *q, *k, *v, *dy;
+};
+
 /// `nn.conv2d` and its derivatives: `images` inputs `[channels, height,
 /// width]`, `slices` weight slices `[outChannels, channels, kernelH,
 /// kernelW]` each shared by `imagesPerSlice` consecutive images, outputs

@@ -200,6 +200,73 @@ TEST_F(Errors, Attention) {
                 "[4], [4] and [4]");
 }
 
+TEST_F(Errors, AttentionBackward) {
+  Owned q({2, 3, 4}), k({2, 5, 4}), v({2, 5, 6}), dy({2, 3, 6});
+  Owned dq({2, 3, 4}), dk({2, 5, 4}), dv({2, 5, 6}), narrow({2, 5, 3});
+  expectInvalid(metart_nn_attention_backward(context, q.get(), k.get(), v.get(),
+                                             dy.get(), 1.0, 0, nullptr, nullptr,
+                                             nullptr),
+                "metart_nn_attention_backward: asks for none of dq, dk and dv");
+  expectInvalid(
+      metart_nn_attention_backward(context, q.get(), narrow.get(), v.get(),
+                                   dy.get(), 1.0, 0, dq.get(), nullptr,
+                                   nullptr),
+      "metart_nn_attention_backward: q [2, 3, 4], k [2, 5, 3] and v [2, 5, "
+      "6] do not fit: q and k need one width, k and v one length");
+  expectInvalid(metart_nn_attention_backward(context, q.get(), k.get(), v.get(),
+                                             q.get(), 1.0, 0, dq.get(), nullptr,
+                                             nullptr),
+                "metart_nn_attention_backward: dy shape [2, 3, 4] does not "
+                "match the expected shape [2, 3, 6]");
+  expectInvalid(metart_nn_attention_backward(context, q.get(), k.get(), v.get(),
+                                             dy.get(), 1.0, 0, nullptr,
+                                             dv.get(), nullptr),
+                "metart_nn_attention_backward: dk shape [2, 5, 6] does not "
+                "match the expected shape [2, 5, 4]");
+  expectInvalid(metart_nn_attention_backward(context, q.get(), k.get(), v.get(),
+                                             dy.get(), 1.0, 0, nullptr, nullptr,
+                                             v.get()),
+                "metart_nn_attention_backward: dv and v overlap in memory");
+  expectInvalid(metart_nn_attention_backward(context, q.get(), k.get(), v.get(),
+                                             dy.get(), 1.0, 1, dq.get(),
+                                             dk.get(), dv.get()),
+                "metart_nn_attention_backward: causal attention needs as many "
+                "queries as keys, got 3 and 5");
+}
+
+TEST_F(Errors, AttentionDoubleBackward) {
+  Owned q({2, 3, 4}), k({2, 5, 4}), v({2, 5, 6}), dy({2, 3, 6});
+  Owned out({2, 3, 4}), wide({2, 3, 5});
+  const char *name = "metart_nn_attention_double_backward: ";
+  expectInvalid(metart_nn_attention_double_backward(
+                    context, q.get(), k.get(), v.get(), dy.get(), nullptr,
+                    nullptr, nullptr, 1.0, 0, out.get(), nullptr, nullptr,
+                    nullptr),
+                std::string(name) + "is given none of gq, gk and gv");
+  expectInvalid(
+      metart_nn_attention_double_backward(
+          context, q.get(), k.get(), v.get(), dy.get(), q.get(), nullptr,
+          nullptr, 1.0, 0, nullptr, nullptr, nullptr, nullptr),
+      std::string(name) + "asks for none of q_bar, k_bar, v_bar and dy_bar");
+  expectInvalid(metart_nn_attention_double_backward(
+                    context, q.get(), k.get(), v.get(), dy.get(), wide.get(),
+                    nullptr, nullptr, 1.0, 0, out.get(), nullptr, nullptr,
+                    nullptr),
+                std::string(name) + "gq shape [2, 3, 5] does not match the "
+                                    "expected shape [2, 3, 4]");
+  expectInvalid(metart_nn_attention_double_backward(
+                    context, q.get(), k.get(), v.get(), dy.get(), q.get(),
+                    nullptr, nullptr, 1.0, 0, nullptr, nullptr, nullptr,
+                    wide.get()),
+                std::string(name) + "dy_bar shape [2, 3, 5] does not match "
+                                    "the expected shape [2, 3, 6]");
+  expectInvalid(metart_nn_attention_double_backward(
+                    context, q.get(), k.get(), v.get(), dy.get(), out.get(),
+                    nullptr, nullptr, 1.0, 0, out.get(), nullptr, nullptr,
+                    nullptr),
+                std::string(name) + "q_bar and gq overlap in memory");
+}
+
 TEST_F(Errors, Matmul) {
   Owned a({2, 3, 4}), b({2, 5, 6}), y({2, 3, 6});
   expectInvalid(metart_nn_matmul(context, a.get(), b.get(), 0, 0, y.get()),

@@ -111,10 +111,11 @@ void roundToBF16(std::vector<Tensor> &inputs) {
 bool usesBlas(func::FuncOp func) {
   bool blas = false;
   func.walk([&](Operation *op) {
-    blas |=
-        isa<metac::nn::LinearOp, metac::nn::MatmulOp, metac::nn::AttentionOp,
-            metac::nn::Conv2DOp, metac::nn::Conv2DBackwardInputOp,
-            metac::nn::Conv2DBackwardWeightOp>(op);
+    blas |= isa<metac::nn::LinearOp, metac::nn::MatmulOp,
+                metac::nn::AttentionOp, metac::nn::AttentionBackwardOp,
+                metac::nn::AttentionDoubleBackwardOp, metac::nn::Conv2DOp,
+                metac::nn::Conv2DBackwardInputOp,
+                metac::nn::Conv2DBackwardWeightOp>(op);
   });
   return blas;
 }

@@ -317,6 +317,25 @@ std::optional<metart_status> Evaluator::call(Operation *op,
                                    o.getScale().convertToDouble(),
                                    o.getCausal(), y);
       })
+      .Case([&](AttentionBackwardOp o) {
+        // One cotangent per call here; the lowering's calls that compute
+        // two or three at once are checked end to end (attention.test).
+        StringRef wrt = o.getWrt();
+        return metart_nn_attention_backward(
+            c, in(0), in(1), in(2), in(3), o.getScale().convertToDouble(),
+            o.getCausal(), wrt == "query" ? y : nullptr,
+            wrt == "key" ? y : nullptr, wrt == "value" ? y : nullptr);
+      })
+      .Case([&](AttentionDoubleBackwardOp o) {
+        StringRef from = o.getFrom(), wrt = o.getWrt();
+        const metart_tensor *g = in(4);
+        return metart_nn_attention_double_backward(
+            c, in(0), in(1), in(2), in(3), from == "query" ? g : nullptr,
+            from == "key" ? g : nullptr, from == "value" ? g : nullptr,
+            o.getScale().convertToDouble(), o.getCausal(),
+            wrt == "query" ? y : nullptr, wrt == "key" ? y : nullptr,
+            wrt == "value" ? y : nullptr, wrt == "grad" ? y : nullptr);
+      })
       .Case([&](Conv2DOp o) {
         return metart_nn_conv2d(c, get(o.getInput()), get(o.getWeight()),
                                 get(o.getBias()), o.getStride().data(),

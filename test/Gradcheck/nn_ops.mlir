@@ -59,8 +59,9 @@ func.func @linear_batched(%x: tensor<2x3x4xf64>, %w: tensor<2x5x4xf64>) -> tenso
   return %1 : tensor<2x3x5xf64>
 }
 
-// Fused attention: its derivative (nn ops recomputing the softmax) and the
-// derivative of that, plain and causal.
+// Fused attention: its derivative (nn.attention_backward) and the
+// derivative of that (nn.attention_double_backward), plain and causal;
+// the backward as a function of its own in attention.mlir.
 // CHECK-DAG: @attention: order 1 {{.*}}; order 2 {{.*}} ok
 func.func @attention(%q: tensor<2x3x4xf64>, %k: tensor<2x5x4xf64>, %v: tensor<2x5x3xf64>, %c: tensor<2x4x4xf64>) -> (tensor<2x3x3xf64>, tensor<2x4x4xf64>) {
   %0 = nn.attention %q, %k, %v scale 7.000000e-01 : tensor<2x3x4xf64>, tensor<2x5x4xf64>, tensor<2x5x3xf64> -> tensor<2x3x3xf64>

@@ -29,6 +29,50 @@ func.func @matmul(%a: tensor<2x6x7xf32>, %b: tensor<2x7x3xf32>, %t: tensor<2x7x6
 
 // -----
 
+// Attention of 2 x 6 queries over 6 keys (D = 4, E = 3): 72 pairs of query
+// and key, each 2 D + 2 E (the two products) + 4 (exponential, maximum,
+// sum, division) = 18 FLOPs: 1296; bytes (48 + 48 + 36 + 36) * 4 = 672.
+// Its backward is one call for the three cotangents, which per pair
+// recomputes the statistics (2 D + 3) and the probabilities (2 D + 2),
+// shared by the three ops: (4 D + 5) / 3 = 7 each; computes dP twice,
+// D and dS (4 E + 5 = 17), shared by query and key: 8.5 each; and each
+// op's own product, 2 D = 8 (query, key) or 2 E = 6 (value). Per pair:
+// value 13, query and key 23.5: 936 and 1692 FLOPs, together 72 * 60 =
+// 4320 (8 D + 6 E + 10 per pair). Bytes: the 168 floats read (q, k, v,
+// dy) shared by the three (224 bytes each) and each one's result.
+// expected-remark@+1 {{total: 5616 FLOPs, 1872 bytes}}
+func.func @attention(%q: tensor<2x6x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %dy: tensor<2x6x3xf32>) -> (tensor<2x6x3xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) {
+  // expected-remark@+1 {{1296 FLOPs, 672 bytes}}
+  %y = nn.attention %q, %k, %v scale 5.000000e-01 : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32> -> tensor<2x6x3xf32>
+  // expected-remark@+1 {{1692 FLOPs, 416 bytes}}
+  %dq = nn.attention_backward %q, %k, %v, %dy scale 5.000000e-01 wrt "query" : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32> -> tensor<2x6x4xf32>
+  // expected-remark@+1 {{1692 FLOPs, 416 bytes}}
+  %dk = nn.attention_backward %q, %k, %v, %dy scale 5.000000e-01 wrt "key" : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32> -> tensor<2x6x4xf32>
+  // expected-remark@+1 {{936 FLOPs, 368 bytes}}
+  %dv = nn.attention_backward %q, %k, %v, %dy scale 5.000000e-01 wrt "value" : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32> -> tensor<2x6x3xf32>
+  return %y, %dq, %dk, %dv : tensor<2x6x3xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>
+}
+
+// -----
+
+// Attention's second derivative, the same sizes (72 pairs): one call per
+// cotangent of the backward, shared by its ops. For the value's cotangent
+// (3 ops: query, key, grad) 8 D + 6 E + 10 = 60 FLOPs per pair, 4320 / 3
+// = 1440 per op; for the query's (4 ops) 14 D + 8 E + 20 = 100 per pair,
+// 7200 / 4 = 1800. Bytes: the operands read once per call, shared (q, k,
+// v, dy and the cotangent: 204 floats for gv, 216 for gq, over 3 and 4
+// ops: 272 and 216 bytes), and the op's result (48 floats: 192 bytes).
+// expected-remark@+1 {{total: 3240 FLOPs, 872 bytes}}
+func.func @attention_double_backward(%q: tensor<2x6x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %dy: tensor<2x6x3xf32>) -> (tensor<2x6x4xf32>, tensor<2x6x4xf32>) {
+  // expected-remark@+1 {{1440 FLOPs, 464 bytes}}
+  %a = nn.attention_double_backward %q, %k, %v, %dy, %v scale 5.000000e-01 from "value" wrt "query" : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32> -> tensor<2x6x4xf32>
+  // expected-remark@+1 {{1800 FLOPs, 408 bytes}}
+  %b = nn.attention_double_backward %q, %k, %v, %dy, %q scale 5.000000e-01 from "query" wrt "key" : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32>, tensor<2x6x4xf32> -> tensor<2x6x4xf32>
+  return %a, %b : tensor<2x6x4xf32>, tensor<2x6x4xf32>
+}
+
+// -----
+
 // Convolution [2, 3, 8, 8] with [4, 3, 3, 3], padding 1: output
 // [2, 4, 8, 8] = 512 elements, 2*512*27 + 512 (bias) = 28160 FLOPs. Its
 // derivatives do the same multiply-adds: 2*512*27 = 27648 each.

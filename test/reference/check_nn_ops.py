@@ -159,6 +159,31 @@ def attention(q, k, v, scale, causal):
     return torch.softmax(scores, -1) @ v
 
 
+def attention_grad(wrt, scale, causal):
+    """The cotangent of attention's operand `wrt` (0 q, 1 k, 2 v) for the
+    output cotangent dy, by PyTorch's autograd of the unfused formula."""
+    def grad(q, k, v, dy):
+        inputs = [t.clone().requires_grad_() for t in (q, k, v)]
+        y = attention(*inputs, scale, causal)
+        return torch.autograd.grad(y, inputs[wrt], dy)[0]
+    return grad
+
+
+def attention_double_grad(wrt_first, wrt, scale, causal):
+    """The cotangent of input `wrt` (0 q, 1 k, 2 v, 3 dy) of
+    attention_grad(wrt_first) for the cotangent g of its result: PyTorch's
+    double backward of the unfused formula."""
+    def grad(q, k, v, dy, g):
+        inputs = [t.clone().requires_grad_() for t in (q, k, v, dy)]
+        y = attention(*inputs[:3], scale, causal)
+        first = torch.autograd.grad(y, inputs[:3], inputs[3],
+                                    create_graph=True)[wrt_first]
+        second = torch.autograd.grad((first * g).sum(), inputs[wrt],
+                                     allow_unused=True)[0]
+        return torch.zeros_like(inputs[wrt]) if second is None else second
+    return grad
+
+
 def embedding(ids, table):
     return over_prefix(table.dim() - 2, F.embedding, ids, table)
 
@@ -217,6 +242,32 @@ REFERENCES = {
     "attention_causal": lambda q, k, v: attention(q, k, v, 1.5, True),
     "attention_tiled": lambda q, k, v: attention(q, k, v, 1.0, True),
     "attention_f32": lambda q, k, v: attention(q, k, v, 0.5, True),
+    "attention_backward_query": attention_grad(0, 0.5, False),
+    "attention_backward_key": attention_grad(1, 0.5, False),
+    "attention_backward_value": attention_grad(2, 0.5, False),
+    "attention_backward_tiled_query": attention_grad(0, 1.0, True),
+    "attention_backward_tiled_key": attention_grad(1, 1.0, True),
+    "attention_backward_tiled_value": attention_grad(2, 1.0, True),
+    "attention_backward_causal_batched": attention_grad(1, 1.5, True),
+    "attention_backward_f32": attention_grad(0, 0.5, True),
+    "attention_double_backward_query_query": attention_double_grad(0, 0, 0.5, False),
+    "attention_double_backward_query_key": attention_double_grad(0, 1, 0.5, False),
+    "attention_double_backward_query_value": attention_double_grad(0, 2, 0.5, False),
+    "attention_double_backward_query_grad": attention_double_grad(0, 3, 0.5, False),
+    "attention_double_backward_key_query": attention_double_grad(1, 0, 0.5, False),
+    "attention_double_backward_key_key": attention_double_grad(1, 1, 0.5, False),
+    "attention_double_backward_key_value": attention_double_grad(1, 2, 0.5, False),
+    "attention_double_backward_key_grad": attention_double_grad(1, 3, 0.5, False),
+    "attention_double_backward_value_query": attention_double_grad(2, 0, 0.5, False),
+    "attention_double_backward_value_key": attention_double_grad(2, 1, 0.5, False),
+    "attention_double_backward_value_grad": attention_double_grad(2, 3, 0.5, False),
+    "attention_double_backward_tiled_query_key": attention_double_grad(0, 1, 1.0, True),
+    "attention_double_backward_tiled_key_query": attention_double_grad(1, 0, 1.0, True),
+    "attention_double_backward_tiled_value_grad": attention_double_grad(2, 3, 1.0, True),
+    "attention_double_backward_tiled_query_grad": attention_double_grad(0, 3, 1.0, True),
+    "attention_double_backward_tiled_key_value": attention_double_grad(1, 2, 1.0, True),
+    "attention_double_backward_tiled_value_query": attention_double_grad(2, 0, 1.0, True),
+    "attention_double_backward_f32": attention_double_grad(1, 1, 0.5, True),
     "matmul": torch.matmul,
     "matmul_transpose_lhs": lambda a, b: a.T @ b,
     "matmul_transpose_rhs": lambda a, b: a @ b.T,

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace metac {
@@ -87,6 +88,8 @@ private:
   void lowerUpdateGuard(meta::UpdateGuardOp op);
   LogicalResult lowerConcat(tensor::ConcatOp op);
   LogicalResult lowerSlice(tensor::ExtractSliceOp op);
+  void lowerAttentionBackward(nn::AttentionBackwardOp op);
+  void lowerAttentionDoubleBackward(nn::AttentionDoubleBackwardOp op);
   void lowerReturn(func::ReturnOp op);
 
   func::FuncOp step;
@@ -305,6 +308,60 @@ LogicalResult StepLowering::lowerSlice(tensor::ExtractSliceOp op) {
   return success();
 }
 
+/// One call for the first of an attention's backward ops, computing its
+/// siblings' cotangents too (one pass over the tiles); the siblings, when
+/// their turn comes, are done.
+void StepLowering::lowerAttentionBackward(nn::AttentionBackwardOp op) {
+  if (descriptors.contains(op.getResult()))
+    return;
+  SmallVector<nn::AttentionBackwardOp, 3> siblings = op.getSiblings();
+  if (!llvm::is_contained(siblings, op)) // a duplicate that CSE left
+    siblings = {op};
+  Value outputs[3];
+  for (nn::AttentionBackwardOp sibling : siblings) {
+    StringRef wrt = sibling.getWrt();
+    outputs[wrt == "query" ? 0 : wrt == "key" ? 1 : 2] = result(sibling);
+  }
+  Value ctx = emit.context();
+  auto optional = [&](Value d) { return d ? d : emit.null(); };
+  emit.checkedCall("metart_nn_attention_backward",
+                   {ctx, operand(op.getQuery()), operand(op.getKey()),
+                    operand(op.getValue()), operand(op.getGrad()),
+                    emit.f64(op.getScale().convertToDouble()),
+                    emit.i32(op.getCausal()), optional(outputs[0]),
+                    optional(outputs[1]), optional(outputs[2])});
+}
+
+/// As the backward: one call for the ops of one `from` and cotangent.
+void StepLowering::lowerAttentionDoubleBackward(
+    nn::AttentionDoubleBackwardOp op) {
+  if (descriptors.contains(op.getResult()))
+    return;
+  SmallVector<nn::AttentionDoubleBackwardOp, 4> siblings = op.getSiblings();
+  if (!llvm::is_contained(siblings, op))
+    siblings = {op};
+  auto slot = [](StringRef name) {
+    return llvm::StringSwitch<unsigned>(name)
+        .Case("query", 0)
+        .Case("key", 1)
+        .Case("value", 2)
+        .Default(3);
+  };
+  Value outputs[4], cotangents[3];
+  for (nn::AttentionDoubleBackwardOp sibling : siblings)
+    outputs[slot(sibling.getWrt())] = result(sibling);
+  cotangents[slot(op.getFrom())] = operand(op.getCotangent());
+  auto optional = [&](Value d) { return d ? d : emit.null(); };
+  emit.checkedCall(
+      "metart_nn_attention_double_backward",
+      {emit.context(), operand(op.getQuery()), operand(op.getKey()),
+       operand(op.getValue()), operand(op.getGrad()), optional(cotangents[0]),
+       optional(cotangents[1]), optional(cotangents[2]),
+       emit.f64(op.getScale().convertToDouble()), emit.i32(op.getCausal()),
+       optional(outputs[0]), optional(outputs[1]), optional(outputs[2]),
+       optional(outputs[3])});
+}
+
 LogicalResult StepLowering::lowerOp(Operation *op) {
   Value ctx = emit.context();
   if (auto c = dyn_cast<arith::ConstantOp>(op))
@@ -343,6 +400,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
   }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return lowerSlice(slice);
+  if (auto backward = dyn_cast<nn::AttentionBackwardOp>(op)) {
+    lowerAttentionBackward(backward);
+    return success();
+  }
+  if (auto second = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
+    lowerAttentionDoubleBackward(second);
+    return success();
+  }
   if (isa<nn::ReshapeOp, nn::StopGradientOp>(op)) {
     // Row-major reshapes and stop-gradients share their operand's data.
     descriptors[op->getResult(0)] =

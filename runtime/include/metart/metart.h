@@ -195,6 +195,27 @@ metart_status metart_nn_attention(metart_context *context,
                                   const metart_tensor *k,
                                   const metart_tensor *v, double scale,
                                   int causal, const metart_tensor *y);
+/** The cotangents dq, dk and dv of metart_nn_attention (q, k, v, scale and
+ *  causal as there) given its output's cotangent dy; those
+ *  of dq, dk and dv that are NULL are not computed (at least one must not
+ *  be). In tiles, as the forward: the softmax statistics are recomputed,
+ *  no S x T matrix is formed, and asking for two or three cotangents
+ *  costs one pass over the tiles, not one per cotangent. */
+metart_status metart_nn_attention_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, double scale, int causal,
+    const metart_tensor *dq, const metart_tensor *dk, const metart_tensor *dv);
+/** The derivative of metart_nn_attention_backward (q, k, v, dy, scale and
+ *  causal as there) for the cotangents gq, gk and gv of its results dq, dk
+ *  and dv (NULL ones are zero; at least one given): the cotangents q_bar,
+ *  k_bar, v_bar and dy_bar of q, k, v and dy, those not NULL (at least
+ *  one). In two passes over tiles of keys; no S x T matrix is formed. */
+metart_status metart_nn_attention_double_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, const metart_tensor *gq,
+    const metart_tensor *gk, const metart_tensor *gv, double scale, int causal,
+    const metart_tensor *q_bar, const metart_tensor *k_bar,
+    const metart_tensor *v_bar, const metart_tensor *dy_bar);
 
 /** `stride` and `padding` have two entries (height, width); bias may be
  *  NULL. */

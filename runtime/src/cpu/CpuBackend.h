@@ -63,6 +63,14 @@ public:
   KernelStatus attention(metart_dtype dtype, const AttentionSizes &sizes,
                          const void *q, const void *k, const void *v,
                          void *y) override;
+  KernelStatus attentionBackward(metart_dtype dtype,
+                                 const AttentionSizes &sizes, const void *q,
+                                 const void *k, const void *v, const void *dy,
+                                 void *dq, void *dk, void *dv) override;
+  KernelStatus attentionDoubleBackward(metart_dtype dtype,
+                                       const AttentionSizes &sizes,
+                                       const AttentionOperands &in,
+                                       const AttentionCotangents &out) override;
   KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
                       const void *a, const void *b, void *y) override;
 

@@ -119,6 +119,72 @@ func.func @attention_type(%q: tensor<3x4xf32>, %k: tensor<3x4xf64>) -> tensor<3x
   return %0 : tensor<3x4xf32>
 }
 //===----------------------------------------------------------------------===//
+// nn.attention_backward
+//===----------------------------------------------------------------------===//
+// -----
+func.func @attention_backward_wrt(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op 'wrt' must be "query", "key" or "value", got "output"}}
+  %0 = nn.attention_backward %q, %k, %v, %g scale 1.0 wrt "output" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_backward_gradient(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op gradient shape [3, 4] does not match}}
+  %0 = nn.attention_backward %q, %k, %v, %g scale 1.0 wrt "query" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_backward_result(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op result shape [3, 4] does not match the expected shape [5, 2]}}
+  %0 = nn.attention_backward %q, %k, %v, %g scale 1.0 wrt "value" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_backward_operands(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<6x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op key and value lengths differ: 5 vs 6}}
+  %0 = nn.attention_backward %q, %k, %v, %g scale 1.0 wrt "query" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<6x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_backward_type(%q: tensor<3x4xf32>, %k: tensor<3x4xf32>, %g: tensor<3x4xf64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op}}
+  %0 = nn.attention_backward %q, %k, %k, %g scale 1.0 causal wrt "key" : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf64> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+//===----------------------------------------------------------------------===//
+// nn.attention_double_backward
+//===----------------------------------------------------------------------===//
+// -----
+func.func @attention_double_backward_from(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op 'from' must be "query", "key" or "value", got "grad"}}
+  %0 = nn.attention_double_backward %q, %k, %v, %g, %g scale 1.0 from "grad" wrt "query" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_double_backward_wrt(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op 'wrt' must be "query", "key", "value" or "grad", got "scale"}}
+  %0 = nn.attention_double_backward %q, %k, %v, %g, %q scale 1.0 from "query" wrt "scale" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_double_backward_cotangent(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op cotangent shape [3, 4] does not match}}
+  %0 = nn.attention_double_backward %q, %k, %v, %g, %q scale 1.0 from "key" wrt "grad" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3x4xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+// -----
+func.func @attention_double_backward_result(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %g: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op result shape [3, 4] does not match the expected shape [3, 2]}}
+  %0 = nn.attention_double_backward %q, %k, %v, %g, %v scale 1.0 from "value" wrt "grad" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<5x2xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_double_backward_gradient(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op gradient shape [3, 4] does not match}}
+  %0 = nn.attention_double_backward %q, %k, %v, %q, %q scale 1.0 from "query" wrt "query" : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+//===----------------------------------------------------------------------===//
 // nn.matmul
 //===----------------------------------------------------------------------===//
 // -----

@@ -258,6 +258,22 @@ func.func @attention(%q: tensor<4x3x8xf32>, %k: tensor<4x5x8xf32>, %v: tensor<4x
   return %0, %1 : tensor<4x3x2xf32>, tensor<6x8xbf16>
 }
 
+// CHECK-LABEL: func.func @attention_backward
+// CHECK: nn.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 wrt "key" : tensor<4x3x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32>, tensor<4x3x2xf32> -> tensor<4x5x8xf32>
+// CHECK: nn.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale 2.500000e-01 causal wrt "value" : tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> -> tensor<6x8xbf16>
+func.func @attention_backward(%q: tensor<4x3x8xf32>, %k: tensor<4x5x8xf32>, %v: tensor<4x5x2xf32>, %g: tensor<4x3x2xf32>, %x: tensor<6x8xbf16>) -> (tensor<4x5x8xf32>, tensor<6x8xbf16>) {
+  %0 = nn.attention_backward %q, %k, %v, %g scale 0.5 wrt "key" : tensor<4x3x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32>, tensor<4x3x2xf32> -> tensor<4x5x8xf32>
+  %1 = nn.attention_backward %x, %x, %x, %x scale 0.25 causal wrt "value" : tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> -> tensor<6x8xbf16>
+  return %0, %1 : tensor<4x5x8xf32>, tensor<6x8xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_double_backward
+// CHECK: nn.attention_double_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale 5.000000e-01 causal from "value" wrt "grad" : tensor<4x5x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32>, tensor<4x5x2xf32>, tensor<4x5x2xf32> -> tensor<4x5x2xf32>
+func.func @attention_double_backward(%q: tensor<4x5x8xf32>, %k: tensor<4x5x8xf32>, %v: tensor<4x5x2xf32>, %dy: tensor<4x5x2xf32>, %g: tensor<4x5x2xf32>) -> tensor<4x5x2xf32> {
+  %0 = nn.attention_double_backward %q, %k, %v, %dy, %g scale 0.5 causal from "value" wrt "grad" : tensor<4x5x8xf32>, tensor<4x5x8xf32>, tensor<4x5x2xf32>, tensor<4x5x2xf32>, tensor<4x5x2xf32> -> tensor<4x5x2xf32>
+  return %0 : tensor<4x5x2xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // nn.matmul
 //===----------------------------------------------------------------------===//

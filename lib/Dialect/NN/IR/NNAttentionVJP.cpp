@@ -1,61 +1,98 @@
-//===- NNAttentionVJP.cpp - the derivative of fused attention -------------===//
+//===- NNAttentionVJP.cpp - derivatives of fused attention ----------------===//
 //
-// With P = softmax(scale q k^T + mask) and y = P v, and dy the cotangent:
-//   dv = P^T dy,  dP = dy v^T,  dS = P (dP - rowsum(dP P)),
-//   dq = scale dS k,  dk = scale dS^T q.
-// P is recomputed from q and k (FlashAttention's backward keeps only the
-// output and the softmax statistics; here the nn ops recompute it), and
-// every op of the derivative is differentiable: second-order MAML
-// differentiates this derivative like the rest of the program.
+// With S = scale q k^T (+ a causal mask), P = softmax(S), y = P v and dy the
+// output's cotangent:
+//   dv = P^T dy,  dP = dy v^T,  D = rowsum(P dP),
+//   dS = P (dP - D),  dq = scale dS k,  dk = scale dS^T q.
+// The first derivative is three nn.attention_backward ops, their derivative
+// nn.attention_double_backward ops (the formulas are in the runtime's kernel
+// and the interpreter): both computed in tiles, without S x T tensors, and
+// what the unrolled inner loop keeps for the outer backward is q, k, v and
+// dy, never P. The ops of one attention that share their operands become
+// one runtime call (getSiblings).
 //
 //===----------------------------------------------------------------------===//
 
 #include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace metac::nn;
 
+namespace {
+
+/// The ops in `op`'s block with its operands for which `sameCall` holds,
+/// one per `wrt` (the first kept), in program order.
+template <typename Op, unsigned N, typename SameCall>
+SmallVector<Op, N> siblingsOf(Op op, SameCall sameCall) {
+  SmallVector<Op, N> siblings;
+  for (Operation *user : op->getOperand(0).getUsers()) {
+    auto other = dyn_cast<Op>(user);
+    if (!other || other->getBlock() != op->getBlock() ||
+        !llvm::equal(other->getOperands(), op->getOperands()) ||
+        !sameCall(other))
+      continue;
+    auto same = llvm::find_if(
+        siblings, [&](Op s) { return s.getWrt() == other.getWrt(); });
+    if (same == siblings.end())
+      siblings.push_back(other);
+    else if (other->isBeforeInBlock(*same))
+      *same = other;
+  }
+  llvm::sort(siblings, [](Op a, Op b) { return a->isBeforeInBlock(b); });
+  return siblings;
+}
+
+} // namespace
+
+SmallVector<AttentionBackwardOp, 3> AttentionBackwardOp::getSiblings() {
+  return siblingsOf<AttentionBackwardOp, 3>(
+      *this, [&](AttentionBackwardOp other) {
+        return other.getScale() == getScale() &&
+               other.getCausal() == getCausal();
+      });
+}
+
+SmallVector<AttentionDoubleBackwardOp, 4>
+AttentionDoubleBackwardOp::getSiblings() {
+  return siblingsOf<AttentionDoubleBackwardOp, 4>(
+      *this, [&](AttentionDoubleBackwardOp other) {
+        return other.getScale() == getScale() &&
+               other.getCausal() == getCausal() && other.getFrom() == getFrom();
+      });
+}
+
 LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange dys,
                                     SmallVectorImpl<Value> &dx) {
   NNBuilder nn(b, getLoc());
-  Value dy = dys[0], q = getQuery(), k = getKey(), v = getValue();
   double scale = getScale().convertToDouble();
-  auto qt = cast<RankedTensorType>(q.getType());
-  int64_t rank = qt.getRank();
-  int64_t length = qt.getShape()[rank - 2];
-  int64_t keys = cast<RankedTensorType>(k.getType()).getShape()[rank - 2];
-  SmallVector<int64_t> scoreShape(qt.getShape().drop_back(2));
-  scoreShape.append({length, keys});
-
-  Value scores = nn.scale(nn.matmul(q, k, false, true), scale);
-  if (getCausal()) {
-    // Later keys get a large negative score: the softmax gives them 0, as
-    // the fused kernel, which skips them.
-    Type element = qt.getElementType();
-    SmallVector<Attribute> mask;
-    for (int64_t i = 0; i < length; ++i)
-      for (int64_t j = 0; j < keys; ++j)
-        mask.push_back(b.getFloatAttr(element, j > i ? -1e9 : 0.0));
-    auto maskType = RankedTensorType::get({length, keys}, element);
-    Value m = arith::ConstantOp::create(b, getLoc(), maskType,
-                                        DenseElementsAttr::get(maskType, mask));
-    SmallVector<int64_t> lead;
-    for (int64_t d = 0; d < rank - 2; ++d)
-      lead.push_back(d);
-    if (!lead.empty())
-      m = nn.broadcast(m, scoreShape, lead);
-    scores = nn.add(scores, m);
-  }
-  Value p = nn.softmax(scores, rank - 1);
-  Value dv = nn.matmul(p, dy, /*transposeA=*/true, false);
-  Value dp = nn.matmul(dy, v, false, /*transposeB=*/true);
-  Value rows = nn.reduceSum(nn.mul(dp, p), {rank - 1});
-  Value ds = nn.mul(p, nn.sub(dp, nn.broadcast(rows, scoreShape, {rank - 1})));
-  dx.push_back(nn.scale(nn.matmul(ds, k), scale));
-  dx.push_back(nn.scale(nn.matmul(ds, q, /*transposeA=*/true, false), scale));
-  dx.push_back(dv);
+  for (StringRef wrt : {"query", "key", "value"})
+    dx.push_back(nn.attentionBackward(getQuery(), getKey(), getValue(), dys[0],
+                                      scale, getCausal(), wrt));
   return success();
+}
+
+LogicalResult AttentionBackwardOp::buildVJP(OpBuilder &b, ValueRange dys,
+                                            SmallVectorImpl<Value> &dx) {
+  NNBuilder nn(b, getLoc());
+  double scale = getScale().convertToDouble();
+  for (StringRef wrt : {"query", "key", "value", "grad"}) {
+    // dv = P^T dy does not depend on v.
+    if (getWrt() == "value" && wrt == "value") {
+      dx.push_back(Value());
+      continue;
+    }
+    dx.push_back(nn.attentionDoubleBackward(getQuery(), getKey(), getValue(),
+                                            getGrad(), dys[0], scale,
+                                            getCausal(), getWrt(), wrt));
+  }
+  return success();
+}
+
+LogicalResult AttentionDoubleBackwardOp::buildVJP(OpBuilder &b, ValueRange,
+                                                  SmallVectorImpl<Value> &) {
+  return emitOpError("has no derivative: a third derivative through fused "
+                     "attention needs `fused = false`");
 }

@@ -9,9 +9,65 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 using namespace metac::nn;
 using namespace metac::nn::detail;
+
+/// The operand of an attention derivative that `name` ("query", "key",
+/// "value" and, where `grad` is given, "grad") names; null for others.
+static Value attentionOperand(StringRef name, Value query, Value key,
+                              Value value, Value grad = {}) {
+  return llvm::StringSwitch<Value>(name)
+      .Case("query", query)
+      .Case("key", key)
+      .Case("value", value)
+      .Case("grad", grad)
+      .Default(Value());
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> output = attentionOutputShape(
+      *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
+      getCausal(), getScale().convertToDouble());
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)))
+    return failure();
+  Value operand = attentionOperand(getWrt(), getQuery(), getKey(), getValue());
+  if (!operand)
+    return emitOpError("'wrt' must be \"query\", \"key\" or \"value\", got \"")
+           << getWrt() << "\"";
+  if (failed(verifyResultShape(*this, shapeOf(operand))))
+    return failure();
+  return verifySameElementType(*this,
+                               {getQuery(), getKey(), getValue(), getGrad()});
+}
+
+LogicalResult AttentionDoubleBackwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> output = attentionOutputShape(
+      *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
+      getCausal(), getScale().convertToDouble());
+  if (failed(output) ||
+      failed(verifyShapeOf(*this, "gradient", getGrad(), *output)))
+    return failure();
+  Value from = attentionOperand(getFrom(), getQuery(), getKey(), getValue());
+  if (!from)
+    return emitOpError("'from' must be \"query\", \"key\" or \"value\", got \"")
+           << getFrom() << "\"";
+  Value wrt =
+      attentionOperand(getWrt(), getQuery(), getKey(), getValue(), getGrad());
+  if (!wrt)
+    return emitOpError("'wrt' must be \"query\", \"key\", \"value\" or "
+                       "\"grad\", got \"")
+           << getWrt() << "\"";
+  if (failed(
+          verifyShapeOf(*this, "cotangent", getCotangent(), shapeOf(from))) ||
+      failed(verifyResultShape(*this, shapeOf(wrt))))
+    return failure();
+  return verifySameElementType(
+      *this, {getQuery(), getKey(), getValue(), getGrad(), getCotangent()});
+}
 
 LogicalResult Conv2DBackwardInputOp::verify() {
   int64_t batch = 0;

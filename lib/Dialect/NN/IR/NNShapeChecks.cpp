@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 
 using namespace mlir;
 
@@ -182,6 +183,33 @@ poolingOutputShape(Operation *op, ArrayRef<int64_t> x, ArrayRef<int64_t> kernel,
       return failure();
     expected.push_back(*size);
   }
+  return expected;
+}
+
+FailureOr<SmallVector<int64_t>>
+attentionOutputShape(Operation *op, ArrayRef<int64_t> q, ArrayRef<int64_t> k,
+                     ArrayRef<int64_t> v, bool causal, double scale) {
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    return op->emitOpError(
+               "expects query, key and value of one rank >= 2, got ")
+           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
+  size_t r = q.size();
+  if (q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2))
+    return op->emitOpError("batch dimensions differ: ")
+           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
+  if (q[r - 1] != k[r - 1])
+    return op->emitOpError("query and key widths differ: ")
+           << q[r - 1] << " vs " << k[r - 1];
+  if (k[r - 2] != v[r - 2])
+    return op->emitOpError("key and value lengths differ: ")
+           << k[r - 2] << " vs " << v[r - 2];
+  if (causal && q[r - 2] != k[r - 2])
+    return op->emitOpError("is causal but its query length ")
+           << q[r - 2] << " is not its key length " << k[r - 2];
+  if (!std::isfinite(scale))
+    return op->emitOpError("expects a finite scale");
+  SmallVector<int64_t> expected(q.drop_back(1));
+  expected.push_back(v[r - 1]);
   return expected;
 }
 

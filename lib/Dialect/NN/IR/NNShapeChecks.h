@@ -75,6 +75,14 @@ poolingOutputShape(mlir::Operation *op, llvm::ArrayRef<int64_t> input,
                    llvm::ArrayRef<int64_t> stride,
                    llvm::ArrayRef<int64_t> padding);
 
+/// The output shape `[B..., S, E]` of attention of `query` `[B..., S, D]`
+/// over `key` `[B..., T, D]` and `value` `[B..., T, E]`, after checking
+/// ranks, batch dimensions, widths, lengths, causality and the scale.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+attentionOutputShape(mlir::Operation *op, llvm::ArrayRef<int64_t> query,
+                     llvm::ArrayRef<int64_t> key, llvm::ArrayRef<int64_t> value,
+                     bool causal, double scale);
+
 } // namespace metac::nn::detail
 
 #endif // METAC_LIB_DIALECT_NN_IR_NNSHAPECHECKS_H

@@ -71,29 +71,10 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
-  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
-                    v = shapeOf(getValue());
-  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
-    return emitOpError("expects query, key and value of one rank >= 2, got ")
-           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
-  size_t r = q.size();
-  if (q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2))
-    return emitOpError("batch dimensions differ: ")
-           << shapeStr(q) << ", " << shapeStr(k) << " and " << shapeStr(v);
-  if (q[r - 1] != k[r - 1])
-    return emitOpError("query and key widths differ: ")
-           << q[r - 1] << " vs " << k[r - 1];
-  if (k[r - 2] != v[r - 2])
-    return emitOpError("key and value lengths differ: ")
-           << k[r - 2] << " vs " << v[r - 2];
-  if (getCausal() && q[r - 2] != k[r - 2])
-    return emitOpError("is causal but its query length ")
-           << q[r - 2] << " is not its key length " << k[r - 2];
-  if (!std::isfinite(getScale().convertToDouble()))
-    return emitOpError("expects a finite scale");
-  SmallVector<int64_t> expected(q.drop_back(1));
-  expected.push_back(v[r - 1]);
-  if (failed(verifyResultShape(*this, expected)))
+  FailureOr<SmallVector<int64_t>> expected = attentionOutputShape(
+      *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
+      getCausal(), getScale().convertToDouble());
+  if (failed(expected) || failed(verifyResultShape(*this, *expected)))
     return failure();
   return verifySameElementType(*this, {getQuery(), getKey(), getValue()});
 }

@@ -58,6 +58,20 @@ public:
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         double scale, bool causal);
 
+  /// The cotangent of `attention(q, k, v)`'s operand `wrt` ("query", "key"
+  /// or "value"), given the output's cotangent `dy`.
+  mlir::Value attentionBackward(mlir::Value q, mlir::Value k, mlir::Value v,
+                                mlir::Value dy, double scale, bool causal,
+                                llvm::StringRef wrt);
+  /// The cotangent of the operand `wrt` ("query", "key", "value" or
+  /// "grad") of `attentionBackward(q, k, v, dy, ..., from)`, given the
+  /// cotangent `g` of its result.
+  mlir::Value attentionDoubleBackward(mlir::Value q, mlir::Value k,
+                                      mlir::Value v, mlir::Value dy,
+                                      mlir::Value g, double scale, bool causal,
+                                      llvm::StringRef from,
+                                      llvm::StringRef wrt);
+
   // Products.
   mlir::Value matmul(mlir::Value a, mlir::Value b, bool transposeA = false,
                      bool transposeB = false);

@@ -401,6 +401,76 @@ def NN_StopGradientOp : NN_Op<"stop_gradient", [Pure, SameOperandsAndResultType]
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def NN_AttentionBackwardOp : NN_Op<"attention_backward", [Pure]> {
+  let summary = "one cotangent of fused attention, computed in tiles";
+  let description = [{
+    Given `nn.attention`'s operands `query`, `key`, `value` and its output's
+    cotangent `grad`, returns the cotangent of the operand named by `wrt`
+    (`"query"`, `"key"` or `"value"`), whose type is that operand's.
+    FlashAttention-2's backward: a first pass over tiles of keys recomputes
+    each query's softmax statistics and `D = rowsum(P dP)` (online, as the
+    forward's sum), with `P` the probabilities and `dP = grad value^T`; a
+    second recomputes each tile's `P` and `dP` and contracts
+    `dS = P (dP - D)`, so no `S x T` tensor exists. (FlashAttention takes
+    `D` from the forward's output, `rowsum(grad * output)`: equal in exact
+    arithmetic, but a rounded output, bf16's above all, cancels in
+    `dP - D` where the attention is peaked.) The three ops of one attention's derivative
+    share their operands, and the lowering gives them one runtime call that
+    computes the three cotangents together. Its own derivative is
+    `nn.attention_double_backward`.
+  }];
+  let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
+                       NN_Tensor:$grad, F64Attr:$scale,
+                       UnitAttr:$causal, StrAttr:$wrt);
+  let results = (outs NN_Tensor:$result);
+  let extraClassDeclaration = [{
+    /// The ops of this block with this op's operands and attributes (one
+    /// per `wrt`, the first kept), in program order: what one runtime
+    /// call computes.
+    ::llvm::SmallVector<AttentionBackwardOp, 3> getSiblings();
+  }];
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $grad `scale` $scale (`causal` $causal^)?
+    `wrt` $wrt attr-dict `:` type($query) `,` type($key) `,` type($value)
+    `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_AttentionDoubleBackwardOp
+    : NN_Op<"attention_double_backward", [Pure]> {
+  let summary = "one cotangent of fused attention's derivative, in tiles";
+  let description = [{
+    The derivative of `nn.attention_backward %query, %key, %value, %grad
+    ... wrt <from>` given the cotangent `cotangent` of its result (shaped as
+    the operand `from`): returns the cotangent of its operand `wrt`
+    (`"query"`, `"key"`, `"value"` or `"grad"`), whose type is that
+    operand's. This is the double backward that second-order MAML and
+    Hessian-vector products need through attention. Computed in two passes
+    over tiles of keys: the first sums, online with the softmax, the
+    per-query statistics (the log-normaliser, `D = rowsum(P dP)`,
+    `rowsum(P dS-bar)`, `rowsum(P P-bar)`) that the second needs to
+    contract every tile's terms, so no `S x T` tensor exists. The ops of one
+    `from` and cotangent share one runtime call. Not differentiable again
+    (a third derivative through attention needs `fused = false`).
+  }];
+  let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
+                       NN_Tensor:$grad, NN_Tensor:$cotangent, F64Attr:$scale,
+                       UnitAttr:$causal, StrAttr:$from, StrAttr:$wrt);
+  let results = (outs NN_Tensor:$result);
+  let extraClassDeclaration = [{
+    /// As nn.attention_backward's: the ops of one runtime call.
+    ::llvm::SmallVector<AttentionDoubleBackwardOp, 4> getSiblings();
+  }];
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $grad `,` $cotangent `scale` $scale
+    (`causal` $causal^)? `from` $from `wrt` $wrt attr-dict `:` type($query)
+    `,` type($key) `,` type($value) `,` type($grad) `,` type($cotangent)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def NN_Conv2DBackwardInputOp : NN_Op<"conv2d_backward_input", [Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
