@@ -65,6 +65,16 @@ FailureOr<Tensor> evaluateOp(nn::AttentionOp op, const Frame &frame) {
 
 namespace {
 
+/// Attentions, queries, their width, keys and the values' width.
+struct Sizes {
+  int64_t batch, length, width, keys, values;
+};
+Sizes sizesOf(const Tensor &q, const Tensor &k, const Tensor &v) {
+  size_t rank = q.shape.size();
+  return {product(ArrayRef<int64_t>(q.shape).drop_back(2)), q.shape[rank - 2],
+          q.shape[rank - 1], k.shape[rank - 2], v.shape[rank - 1]};
+}
+
 /// The softmax probabilities of query `i` over the `seen` keys it may see.
 void rowProbabilities(const double *q, const double *k, int64_t width,
                       int64_t seen, double scale, std::vector<double> &p) {
@@ -92,10 +102,7 @@ FailureOr<Tensor> evaluateOp(nn::AttentionBackwardOp op, const Frame &frame) {
   const Tensor &k = frame.get(op.getKey());
   const Tensor &v = frame.get(op.getValue());
   const Tensor &dy = frame.get(op.getGrad());
-  size_t rank = q.shape.size();
-  int64_t batch = product(ArrayRef<int64_t>(q.shape).drop_back(2));
-  int64_t length = q.shape[rank - 2], width = q.shape[rank - 1];
-  int64_t keys = k.shape[rank - 2], values = v.shape[rank - 1];
+  auto [batch, length, width, keys, values] = sizesOf(q, k, v);
   double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
   StringRef wrt = op.getWrt();
@@ -147,10 +154,7 @@ FailureOr<Tensor> evaluateOp(nn::AttentionDoubleBackwardOp op,
   const Tensor &v = frame.get(op.getValue());
   const Tensor &dy = frame.get(op.getGrad());
   const Tensor &g = frame.get(op.getCotangent());
-  size_t rank = q.shape.size();
-  int64_t batch = product(ArrayRef<int64_t>(q.shape).drop_back(2));
-  int64_t length = q.shape[rank - 2], width = q.shape[rank - 1];
-  int64_t keys = k.shape[rank - 2], values = v.shape[rank - 1];
+  auto [batch, length, width, keys, values] = sizesOf(q, k, v);
   double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
   StringRef from = op.getFrom(), wrt = op.getWrt();

@@ -43,6 +43,19 @@ double traffic(Operation *op) {
   return bytes;
 }
 
+/// An attention derivative's pairs of query and key (halved when causal),
+/// query width D and value width E.
+struct AttentionSizes {
+  double pairs, width, values;
+};
+template <typename Op> AttentionSizes attentionSizes(Op o) {
+  double width = trailing(o.getQuery(), 1), values = trailing(o.getValue(), 1);
+  double keys =
+      cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2];
+  double pairs = elements(o.getQuery()) / width * keys;
+  return {o.getCausal() ? pairs / 2 : pairs, width, values};
+}
+
 OpCost perElement(Operation *op, double flopsPerElement, Value counted) {
   return {flopsPerElement * elements(counted), traffic(op), 0};
 }
@@ -83,14 +96,7 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         // and key; and each one's own product (2 D or 2 E). Each op is
         // priced with its share, so that the three add up to the call;
         // operands are read once for the three.
-        auto q = cast<RankedTensorType>(o.getQuery().getType()).getShape();
-        auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
-        double width = q.back();
-        double values =
-            cast<RankedTensorType>(o.getValue().getType()).getShape().back();
-        double pairs = elements(o.getQuery()) / width * double(k.end()[-2]);
-        if (o.getCausal())
-          pairs /= 2;
+        auto [pairs, width, values] = attentionSizes(o);
         double shared = (4 * width + 5) / 3;
         double own = o.getWrt() == "value" ? 2 * values
                                            : (4 * values + 5) / 2 + 2 * width;
@@ -109,14 +115,7 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         // each), q-bar and k-bar (one of them twice: 6 D), v-bar and
         // dy-bar (4 E) and about 20 more: 14 D + 8 E + 20. Shared by the
         // call's 3 (value) or 4 ops; operands read once for them.
-        auto q = cast<RankedTensorType>(o.getQuery().getType()).getShape();
-        auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
-        double width = q.back();
-        double values =
-            cast<RankedTensorType>(o.getValue().getType()).getShape().back();
-        double pairs = elements(o.getQuery()) / width * double(k.end()[-2]);
-        if (o.getCausal())
-          pairs /= 2;
+        auto [pairs, width, values] = attentionSizes(o);
         bool value = o.getFrom() == "value";
         double ops = value ? 3 : 4;
         double perPair =

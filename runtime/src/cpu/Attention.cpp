@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionTiles.h"
 #include "CpuBackend.h"
 #include "Dtype.h"
 #include "Gemm.h"
@@ -25,8 +26,6 @@
 namespace metart::cpu {
 
 namespace {
-
-constexpr int64_t kQueryBlock = 64, kKeyTile = 64;
 
 template <typename T>
 void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
@@ -47,7 +46,7 @@ void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
                 -std::numeric_limits<T>::infinity());
       std::fill(total.begin(), total.end(), T(0));
       // Causal: the last key any query of the block sees.
-      int64_t keyEnd = s.causal ? std::min(s.keys, first + rows) : s.keys;
+      int64_t keyEnd = cpu::keyEnd(s, first, rows);
       for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
         int64_t cols = std::min(kKeyTile, keyEnd - tile);
         // scores[rows, cols] = q_blk k_tile^T (leading dimension kKeyTile).
@@ -56,9 +55,7 @@ void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
              scores.data(), kKeyTile);
         for (int64_t i = 0; i < rows; ++i) {
           T *row = scores.data() + i * kKeyTile;
-          int64_t seen = cols;
-          if (s.causal)
-            seen = std::clamp<int64_t>(first + i + 1 - tile, 0, cols);
+          int64_t seen = seenInTile(s, first, i, tile, cols);
           T tileMax = -std::numeric_limits<T>::infinity();
           for (int64_t j = 0; j < seen; ++j) {
             row[j] *= T(s.scale);

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionTiles.h"
 #include "CpuBackend.h"
 #include "Dtype.h"
 #include "Gemm.h"
@@ -36,17 +37,7 @@ namespace metart::cpu {
 
 namespace {
 
-constexpr int64_t kQueryBlock = 64, kKeyTile = 64;
-
 template <typename T> struct Cotangents { T *dq, *dk, *dv; };
-
-/// The keys query `first + i` of a block sees within the tile at `tile`.
-int64_t seenInTile(const AttentionSizes &s, int64_t first, int64_t i,
-                   int64_t tile, int64_t cols) {
-  if (!s.causal)
-    return cols;
-  return std::clamp<int64_t>(first + i + 1 - tile, 0, cols);
-}
 
 /// Step 1 for one attention: lse per query and, with `dv` (v) and `dy`
 /// given, D = rowsum(P dP).
@@ -56,7 +47,7 @@ void statistics(const AttentionSizes &s, const T *q, const T *k, const T *v,
                 std::vector<T> &lse, std::vector<T> &d) {
   for (int64_t first = 0; first < s.length; first += kQueryBlock) {
     int64_t rows = std::min(kQueryBlock, s.length - first);
-    int64_t keyEnd = s.causal ? std::min(s.keys, first + rows) : s.keys;
+    int64_t keyEnd = cpu::keyEnd(s, first, rows);
     T *largest = lse.data() + first;
     T *weighted = d.data() + first;
     std::vector<T> total(rows, T(0));
@@ -127,7 +118,7 @@ void attentionBackwardOf(const AttentionSizes &s, const T *q, const T *k,
                  rowDots);
       for (int64_t first = 0; first < s.length; first += kQueryBlock) {
         int64_t rows = std::min(kQueryBlock, s.length - first);
-        int64_t keyEnd = s.causal ? std::min(s.keys, first + rows) : s.keys;
+        int64_t keyEnd = cpu::keyEnd(s, first, rows);
         const T *qBlock = qb + first * s.width;
         const T *dyBlock = dyb + first * s.values;
         for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {

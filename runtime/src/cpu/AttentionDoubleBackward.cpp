@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionTiles.h"
 #include "CpuBackend.h"
 #include "Dtype.h"
 #include "Gemm.h"
@@ -33,8 +34,6 @@
 namespace metart::cpu {
 
 namespace {
-
-constexpr int64_t kQueryBlock = 64, kKeyTile = 64;
 
 template <typename T> struct Inputs { const T *q, *k, *v, *dy, *gq, *gk, *gv; };
 
@@ -88,14 +87,6 @@ template <typename T> struct Tiles {
   T fromValue(int64_t at) const { return in.gv ? x[at] : T(0); }
 };
 
-/// The keys query `first + i` sees within the tile at `tile`.
-int64_t seenInTile(const AttentionSizes &s, int64_t first, int64_t i,
-                   int64_t tile, int64_t cols) {
-  if (!s.causal)
-    return cols;
-  return std::clamp<int64_t>(first + i + 1 - tile, 0, cols);
-}
-
 /// Per query: lse, D, D-bar and R (the first pass).
 template <typename T> struct RowStatistics {
   std::vector<T> lse, d, dBar, r;
@@ -107,7 +98,7 @@ template <typename T> void sumRows(Tiles<T> &t, RowStatistics<T> &stats) {
   constexpr T kNone = -std::numeric_limits<T>::infinity();
   for (int64_t first = 0; first < s.length; first += kQueryBlock) {
     int64_t rows = std::min(kQueryBlock, s.length - first);
-    int64_t keyEnd = s.causal ? std::min(s.keys, first + rows) : s.keys;
+    int64_t keyEnd = cpu::keyEnd(s, first, rows);
     // Running maximum and the sums of e = exp(score - maximum) times 1,
     // dP, dS-bar, dy gv^T and dS-bar dP.
     std::vector<T> largest(rows, kNone), l(rows), dSum(rows), cSum(rows),
@@ -164,7 +155,7 @@ void contract(Tiles<T> &t, const RowStatistics<T> &stats, Outputs<T> out) {
   };
   for (int64_t first = 0; first < s.length; first += kQueryBlock) {
     int64_t rows = std::min(kQueryBlock, s.length - first);
-    int64_t keyEnd = s.causal ? std::min(s.keys, first + rows) : s.keys;
+    int64_t keyEnd = cpu::keyEnd(s, first, rows);
     const T *qb = in.q + first * s.width, *dyb = in.dy + first * s.values;
     for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
       int64_t cols = std::min(kKeyTile, keyEnd - tile);
