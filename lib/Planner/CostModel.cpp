@@ -51,8 +51,6 @@ bool isView(Operation *op) {
 /// its siblings, allocated at the first of them; none at the others.
 template <typename Op> SmallVector<Value> allocatedWithSiblings(Op op) {
   auto siblings = op.getSiblings();
-  if (!llvm::is_contained(siblings, op))
-    return {op.getResult()};
   if (siblings.front() != op)
     return {};
   return llvm::map_to_vector(siblings,
@@ -199,6 +197,13 @@ double trailingElements(Value v, unsigned count) {
   return product;
 }
 
+/// The (block of 64 queries, tile of 64 keys) pairs the runtime's
+/// attention kernels visit for queries `q` over keys `k`.
+double attentionTiles(Value q, Value k) {
+  double attentions = elementsOf(q.getType()) / trailingElements(q, 2);
+  return attentions * std::ceil(dim(q, 2) / 64.0) * std::ceil(dim(k, 2) / 64.0);
+}
+
 /// How the runtime computes a product: `calls` BLAS GEMMs (one per task
 /// of a per-task weight, per batch entry of a matmul, per image of a
 /// convolution) and, for convolutions, the bytes of the columns that
@@ -248,22 +253,15 @@ ProductShape productShapeOf(Operation *op) {
     // GEMMs (scores and dP for the statistics, then the probabilities, dv,
     // dP, dq, dk), shared out as the FLOPs are (OpCost.cpp): 5/3 to
     // value's op, 8/3 to query's and key's.
-    double blocks = std::ceil(dim(o.getQuery(), 2) / 64.0) *
-                    (elementsOf(o.getQuery().getType()) /
-                     trailingElements(o.getQuery(), 2));
-    double tiles = std::ceil(dim(o.getKey(), 2) / 64.0);
-    shape.calls = (o.getWrt() == "value" ? 5.0 / 3 : 8.0 / 3) * blocks * tiles;
+    shape.calls = (o.getWrt() == "value" ? 5.0 / 3 : 8.0 / 3) *
+                  attentionTiles(o.getQuery(), o.getKey());
   } else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
     // Per block and tile the call makes 7 GEMMs for a value cotangent
     // (scores, dy gv^T twice; q-bar, k-bar, dy-bar) and 11 for a query's or
     // key's (scores, dP and dS-bar twice; q-bar, k-bar twice with one of
     // them, v-bar, dy-bar), shared by its 3 or 4 ops as the FLOPs are.
-    double blocks = std::ceil(dim(o.getQuery(), 2) / 64.0) *
-                    (elementsOf(o.getQuery().getType()) /
-                     trailingElements(o.getQuery(), 2));
-    double tiles = std::ceil(dim(o.getKey(), 2) / 64.0);
-    shape.calls =
-        (o.getFrom() == "value" ? 7.0 / 3 : 11.0 / 4) * blocks * tiles;
+    shape.calls = (o.getFrom() == "value" ? 7.0 / 3 : 11.0 / 4) *
+                  attentionTiles(o.getQuery(), o.getKey());
   } else if (auto o = dyn_cast<nn::Conv2DOp>(op)) {
     convolution(o.getInput(), o.getWeight(), o.getResult());
   } else if (auto o = dyn_cast<nn::Conv2DBackwardInputOp>(op)) {

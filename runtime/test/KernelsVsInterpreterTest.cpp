@@ -1,12 +1,12 @@
 //===- KernelsVsInterpreterTest.cpp - runtime kernels vs the interpreter --===//
 //
-// Every public function of test/Interpreter/nn_ops.mlir (the interpreter's
-// own corpus, checked against PyTorch) and of KernelCases.mlir is evaluated
-// on pseudo-random inputs (two seeds) by the reference interpreter and by
-// the runtime, one kernel call per op, in f64 and, with the element types
-// replaced, in f32 and in bf16 (inputs rounded to bf16; the runtime computes
-// each bf16 op in f32 and rounds its result, the interpreter in f64). The
-// error of an output is
+// Every public function of test/Interpreter/nn_ops.mlir and
+// attention_ops.mlir (the interpreter's own corpus, checked against PyTorch)
+// and of KernelCases.mlir is evaluated on pseudo-random inputs (two seeds) by
+// the reference interpreter and by the runtime, one kernel call per op, in f64
+// and, with the element types replaced, in f32 and in bf16 (inputs rounded to
+// bf16; the runtime computes each bf16 op in f32 and rounds its result, the
+// interpreter in f64). The error of an output is
 //   max_i |a_i - b_i| / max(|b_i|, 1e-3 * max_j |b_j|),
 // which must stay below 1e-12 in f64, 1e-5 in f32 and 1e-2 (2.5 bf16 steps)
 // in bf16; f32 products through BLAS get 3e-4, since sgemm accumulates in
@@ -246,16 +246,21 @@ void KernelsVsInterpreter::compareAll(const std::string &text,
   EXPECT_GE(compared, minimum);
 }
 
+/// The interpreter's corpus: nn_ops.mlir and attention_ops.mlir.
+std::string corpus() {
+  return readFile(METART_TEST_CORPUS) + readFile(METART_TEST_ATTENTION_CORPUS);
+}
+
 TEST_F(KernelsVsInterpreter, InterpreterCorpusF64) {
-  compareAll(readFile(METART_TEST_CORPUS), "f64", 90);
+  compareAll(corpus(), "f64", 120);
 }
 
 TEST_F(KernelsVsInterpreter, InterpreterCorpusF32) {
-  compareAll(readFile(METART_TEST_CORPUS), "f32", 90);
+  compareAll(corpus(), "f32", 120);
 }
 
 TEST_F(KernelsVsInterpreter, InterpreterCorpusBF16) {
-  compareAll(readFile(METART_TEST_CORPUS), "bf16", 90);
+  compareAll(corpus(), "bf16", 120);
 }
 
 TEST_F(KernelsVsInterpreter, KernelCasesF64) {

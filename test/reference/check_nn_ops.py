@@ -472,7 +472,9 @@ def main():
     parser.add_argument("--metac-eval", required=True,
                         help="the metac-eval executable")
     parser.add_argument("--input", required=True, type=pathlib.Path,
-                        help="the .mlir file of test functions")
+                        nargs="+",
+                        help="the .mlir files of test functions (together "
+                             "they must cover every op and reference)")
     parser.add_argument("--seeds", default="0,1,2",
                         help="comma-separated seeds (default: 0,1,2)")
     parser.add_argument("--ops-td", type=pathlib.Path,
@@ -482,9 +484,13 @@ def main():
     args = parser.parse_args()
 
     torch.set_default_dtype(F64)
-    text = args.input.read_text()
-    functions = re.findall(r"^func\.func @(\w+)", text, re.MULTILINE)
-    problems = coverage_problems(text, functions, args.ops_td)
+    texts = {path: path.read_text() for path in args.input}
+    file_of = {name: path for path, text in texts.items()
+               for name in re.findall(r"^func\.func @(\w+)", text,
+                                      re.MULTILINE)}
+    functions = list(file_of)
+    problems = coverage_problems("\n".join(texts.values()), functions,
+                                 args.ops_td)
     if args.only:
         functions = [args.only]
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -492,8 +498,8 @@ def main():
     worst = 0.0
     for name, seed in itertools.product(functions, seeds):
         try:
-            error, message = check_function(args.metac_eval, args.input, name,
-                                            seed)
+            error, message = check_function(args.metac_eval, file_of[name],
+                                            name, seed)
         except Exception as exception:  # report every function, then fail
             error, message = math.inf, f"{type(exception).__name__}: {exception}"
         worst = max(worst, error)

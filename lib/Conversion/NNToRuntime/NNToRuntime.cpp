@@ -67,6 +67,16 @@ int64_t byteSize(Type type) {
   return t.getNumElements() * (t.getElementTypeBitWidth() / 8);
 }
 
+/// The position of an attention operand named by an attention derivative's
+/// `wrt` or `from` among the runtime call's q, k, v (and dy) arguments.
+unsigned attentionSlot(StringRef name) {
+  return llvm::StringSwitch<unsigned>(name)
+      .Case("query", 0)
+      .Case("key", 1)
+      .Case("value", 2)
+      .Default(3);
+}
+
 class StepLowering {
 public:
   StepLowering(RuntimeCallEmitter &emit, func::FuncOp step, StringRef name)
@@ -314,14 +324,9 @@ LogicalResult StepLowering::lowerSlice(tensor::ExtractSliceOp op) {
 void StepLowering::lowerAttentionBackward(nn::AttentionBackwardOp op) {
   if (descriptors.contains(op.getResult()))
     return;
-  SmallVector<nn::AttentionBackwardOp, 3> siblings = op.getSiblings();
-  if (!llvm::is_contained(siblings, op)) // a duplicate that CSE left
-    siblings = {op};
   Value outputs[3];
-  for (nn::AttentionBackwardOp sibling : siblings) {
-    StringRef wrt = sibling.getWrt();
-    outputs[wrt == "query" ? 0 : wrt == "key" ? 1 : 2] = result(sibling);
-  }
+  for (nn::AttentionBackwardOp sibling : op.getSiblings())
+    outputs[attentionSlot(sibling.getWrt())] = result(sibling);
   Value ctx = emit.context();
   auto optional = [&](Value d) { return d ? d : emit.null(); };
   emit.checkedCall("metart_nn_attention_backward",
@@ -337,20 +342,10 @@ void StepLowering::lowerAttentionDoubleBackward(
     nn::AttentionDoubleBackwardOp op) {
   if (descriptors.contains(op.getResult()))
     return;
-  SmallVector<nn::AttentionDoubleBackwardOp, 4> siblings = op.getSiblings();
-  if (!llvm::is_contained(siblings, op))
-    siblings = {op};
-  auto slot = [](StringRef name) {
-    return llvm::StringSwitch<unsigned>(name)
-        .Case("query", 0)
-        .Case("key", 1)
-        .Case("value", 2)
-        .Default(3);
-  };
   Value outputs[4], cotangents[3];
-  for (nn::AttentionDoubleBackwardOp sibling : siblings)
-    outputs[slot(sibling.getWrt())] = result(sibling);
-  cotangents[slot(op.getFrom())] = operand(op.getCotangent());
+  for (nn::AttentionDoubleBackwardOp sibling : op.getSiblings())
+    outputs[attentionSlot(sibling.getWrt())] = result(sibling);
+  cotangents[attentionSlot(op.getFrom())] = operand(op.getCotangent());
   auto optional = [&](Value d) { return d ? d : emit.null(); };
   emit.checkedCall(
       "metart_nn_attention_double_backward",

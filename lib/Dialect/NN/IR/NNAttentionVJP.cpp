@@ -24,7 +24,9 @@ using namespace metac::nn;
 namespace {
 
 /// The ops in `op`'s block with its operands for which `sameCall` holds,
-/// one per `wrt` (the first kept), in program order.
+/// one per `wrt` (the first kept), in program order; just `op` when an
+/// earlier op with its `wrt` takes its place (a duplicate CSE left), so
+/// that it gets a call of its own.
 template <typename Op, unsigned N, typename SameCall>
 SmallVector<Op, N> siblingsOf(Op op, SameCall sameCall) {
   SmallVector<Op, N> siblings;
@@ -41,6 +43,8 @@ SmallVector<Op, N> siblingsOf(Op op, SameCall sameCall) {
     else if (other->isBeforeInBlock(*same))
       *same = other;
   }
+  if (!llvm::is_contained(siblings, op))
+    return {op};
   llvm::sort(siblings, [](Op a, Op b) { return a->isBeforeInBlock(b); });
   return siblings;
 }

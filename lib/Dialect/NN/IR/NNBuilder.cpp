@@ -126,25 +126,28 @@ Value NNBuilder::attention(Value q, Value k, Value v, double scale,
       b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr());
 }
 
+/// The operand of attention (or of its backward: "grad") that an attention
+/// derivative's `wrt` names.
+static Value attentionOperand(StringRef wrt, Value q, Value k, Value v,
+                              Value dy) {
+  return wrt == "query" ? q : wrt == "key" ? k : wrt == "value" ? v : dy;
+}
+
 Value NNBuilder::attentionBackward(Value q, Value k, Value v, Value dy,
                                    double scale, bool causal, StringRef wrt) {
-  Value operand = wrt == "query" ? q : wrt == "key" ? k : v;
   return AttentionBackwardOp::create(
-      b, loc, operand.getType(), q, k, v, dy, b.getF64FloatAttr(scale),
-      causal ? b.getUnitAttr() : UnitAttr(), b.getStringAttr(wrt));
+      b, loc, attentionOperand(wrt, q, k, v, dy).getType(), q, k, v, dy,
+      b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr(),
+      b.getStringAttr(wrt));
 }
 
 Value NNBuilder::attentionDoubleBackward(Value q, Value k, Value v, Value dy,
                                          Value g, double scale, bool causal,
                                          StringRef from, StringRef wrt) {
-  Value operand = wrt == "query"   ? q
-                  : wrt == "key"   ? k
-                  : wrt == "value" ? v
-                                   : dy;
   return AttentionDoubleBackwardOp::create(
-      b, loc, operand.getType(), q, k, v, dy, g, b.getF64FloatAttr(scale),
-      causal ? b.getUnitAttr() : UnitAttr(), b.getStringAttr(from),
-      b.getStringAttr(wrt));
+      b, loc, attentionOperand(wrt, q, k, v, dy).getType(), q, k, v, dy, g,
+      b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr(),
+      b.getStringAttr(from), b.getStringAttr(wrt));
 }
 
 Value NNBuilder::matmul(Value x, Value y, bool transposeA, bool transposeB) {

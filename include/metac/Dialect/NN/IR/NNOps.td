@@ -425,8 +425,8 @@ def NN_AttentionBackwardOp : NN_Op<"attention_backward", [Pure]> {
   let results = (outs NN_Tensor:$result);
   let extraClassDeclaration = [{
     /// The ops of this block with this op's operands and attributes (one
-    /// per `wrt`, the first kept), in program order: what one runtime
-    /// call computes.
+    /// per `wrt`, the first kept; just this op if an earlier one has its
+    /// `wrt`), in program order: what one runtime call computes.
     ::llvm::SmallVector<AttentionBackwardOp, 3> getSiblings();
   }];
   let assemblyFormat = [{
