@@ -19,6 +19,7 @@
 #include "llvm/Support/Program.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <sched.h>
 #include <thread>
@@ -303,6 +304,9 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
     // The cores each rank gets when every rank computes.
     if (n > host.onlineCores)
       device.processorShare = double(host.onlineCores) / double(n);
+    // The runtime pins such ranks to cores unless told not to.
+    if (const char *bind = std::getenv("METART_BIND"))
+      device.pinnedRanks = llvm::StringRef(bind) != "none";
   }
   if (device.memoryBytes == 0)
     return llvm::createStringError("cannot read the memory of the device");
@@ -436,8 +440,17 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
         "speed with every core busy. processor_share ({1}/{0}) tells the "
         "cost model to share the cores among the ranks computing at each "
         "moment (a rank waiting in a pipeline's bubble lends its share). "
-        "Collectives are measured with every rank.",
-        n, host.onlineCores));
+        "Collectives are measured with every rank. {2}",
+        n, host.onlineCores,
+        device.pinnedRanks
+            ? "The runtime pins each rank to one core when the ranks are a "
+              "multiple of the cores (the ranks ordered pipeline stage "
+              "first, dealt round the cores), and so do these measurements "
+              "and the cost model; otherwise the kernel balances them and "
+              "the model treats the cores as one pool."
+            : "METART_BIND=none: the ranks are left to the kernel's "
+              "balancer, and the cost model treats the cores as one pool "
+              "(pinned_ranks: false)."));
   if (!options.cuda && n > host.onlineCores)
     note(llvm::formatv(
         "waiting_share: {0} ranks multiply 256 x 256 matrices back to back "

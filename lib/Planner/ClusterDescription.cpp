@@ -209,6 +209,7 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapOptional("parallel_dispatch", d.parallelDispatch, 0.0);
     io.mapOptional("processor_share", d.processorShare, 1.0);
     io.mapOptional("waiting_share", d.waitingShare, 1.0);
+    io.mapOptional("pinned_ranks", d.pinnedRanks, true);
   }
   static std::string validate(IO &io, DeviceDescription &d) {
     if (failedAlready(io))
@@ -526,8 +527,10 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
   }
   if (d.processorShare < 1)
     os << llvm::formatv("  each device gets {0:f2} of a processor; a waiting "
-                        "one takes {1:f2} of a computing one's share\n",
-                        d.processorShare, d.waitingShare);
+                        "one takes {1:f2} of a computing one's share; ranks "
+                        "{2}\n",
+                        d.processorShare, d.waitingShare,
+                        d.pinnedRanks ? "pinned to cores" : "in one pool");
   if (d.parallelMinElements > 0)
     os << llvm::formatv("  parallel loops from {0} elements: {1:f2} us more\n",
                         d.parallelMinElements, d.parallelDispatch * 1e6);

@@ -1,6 +1,7 @@
 //===- CostModel.cpp - predicted time and memory of a meta-iteration ------===//
 
 #include "metac/Planner/CostModel.h"
+#include "CoreSharing.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -553,7 +554,9 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
   // world's ranks of its pipeline position (the other axes' ranks run the
   // same program at the same time). Ranks share the processors of their
   // node: with more ranks than processors (processor_share < 1) a rank
-  // computes at processors / running ranks of full speed. A rank waiting
+  // computes at 1 / (the ranks running on its core) of full speed where
+  // the runtime pins them, and at processors / running ranks of the node
+  // where it leaves them to the kernel (CoreSharing.h). A rank waiting
   // for a message still runs as MPI polls for it, weighing waiting_share
   // of a computing rank (calibrated); a rank done with its step gives its
   // share to the others.
@@ -563,8 +566,13 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
   for (int64_t size : mesh)
     world *= size;
   int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
-  double ranksPerStage = double(std::min(world, perNode)) / double(n);
+  int64_t localRanks = std::min(world, perNode);
+  double ranksPerStage = double(localRanks) / double(n);
   double processors = device.processorShare * double(perNode);
+  // Which stages share each core, when the runtime pins ranks to cores.
+  std::vector<std::vector<int64_t>> stagesOnCore =
+      device.pinnedRanks ? pinnedStages(localRanks, world, n, processors)
+                         : std::vector<std::vector<int64_t>>();
   enum class State { Idle, Computing, Busy, Waiting, Blocked, Meeting, Done };
   std::vector<State> state(n, State::Idle);
   std::vector<double> remaining(n, 0), until(n, 0);
@@ -671,26 +679,25 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
       }
     }
     bool done = true;
-    double running = 0;
     double step = HUGE_VAL;
+    std::vector<double> demand(n, 0);
     for (size_t s = 0; s < n; ++s) {
       done &= state[s] == State::Done;
       if (state[s] == State::Computing)
-        running += 1;
+        demand[s] = 1;
       else if (state[s] != State::Done)
-        running += device.waitingShare;
+        demand[s] = device.waitingShare;
       if (state[s] == State::Busy)
         step = std::min(step, until[s] - now);
     }
     if (done)
       break;
-    double active = running * ranksPerStage;
-    double rate = device.processorShare < 1 && active > processors
-                      ? processors / active
-                      : 1.0;
+    std::vector<double> rate =
+        stageRates(demand, stagesOnCore, ranksPerStage, processors,
+                   device.processorShare < 1);
     for (size_t s = 0; s < n; ++s)
       if (state[s] == State::Computing)
-        step = std::min(step, remaining[s] / rate);
+        step = std::min(step, remaining[s] / rate[s]);
     if (step == HUGE_VAL)
       return llvm::createStringError(
           "the pipeline stages of '" + anyStage.getSymName().str() +
@@ -699,7 +706,7 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
     for (size_t s = 0; s < n; ++s) {
       if (state[s] == State::Computing) {
         compute[s] += step;
-        remaining[s] -= step * rate;
+        remaining[s] -= step * rate[s];
         if (remaining[s] <= 1e-15) {
           state[s] = State::Idle;
           ++next[s];

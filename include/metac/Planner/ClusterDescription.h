@@ -108,6 +108,12 @@ struct DeviceDescription {
   /// waiting for a message takes, relative to a computing rank's (MPI
   /// polls while it waits: 1 polls as hard as computing, 0 sleeps).
   double waitingShare = 1;
+  /// With processor_share < 1: whether the runtime pins each rank to one
+  /// core, pipeline stages spread over the cores (its default on one host
+  /// when the ranks are a multiple of the cores), or leaves the ranks to
+  /// the kernel's balancer (METART_BIND=none), which the model treats as
+  /// one pool of processors.
+  bool pinnedRanks = true;
   /// The fit for `kind`, if any.
   const KernelFit *kernel(llvm::StringRef kind) const;
 };

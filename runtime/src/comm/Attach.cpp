@@ -11,10 +11,12 @@
 #include "../Context.h"
 #include "../Tensor.h"
 #include "Communicator.h"
+#include "Placement.h"
 #include "Watchdog.h"
 #include "World.h"
 #include "metart/comm.h"
 
+#include <cstdio>
 #include <sstream>
 
 using namespace metart;
@@ -72,6 +74,11 @@ extern "C" metart_status metart_comm_attach(metart_context *c,
   comm->layOut(w.rank);
   if (w.size > 1) {
     Backend &backend = *c->backend;
+    // CPU ranks sharing cores: one core each, pipeline stages spread.
+    if (backend.hostMemory())
+      if (std::string error = pinOversubscribedRank(comm->mesh); !error.empty())
+        std::fprintf(stderr, "metart: warning: rank %d left unpinned: %s\n",
+                     w.rank, error.c_str());
     std::unique_ptr<Transport> transport;
     watchdog::Guard guard("metart_comm_attach", 0);
 #ifdef METART_HAVE_MPI
