@@ -12,6 +12,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -37,6 +38,26 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   pm.addPass(createConvertNNToRuntime());
   if (failed(pm.run(*lowered)))
     return failure();
+  // A rank of a pipeline runs its own stage's functions only (the runtime
+  // picks the stage of its rank, Run.cpp): compile just those. JIT time
+  // grows with the module, and each of a job's ranks compiles on the same
+  // cores.
+  int64_t stages = program->stages;
+  int64_t ownStage = -1;
+  if (stages > 1 && metart_world_init() == METART_OK &&
+      metart_world_size() > 1) {
+    ownStage = metart_world_rank() % stages;
+    SymbolTable symbols(*lowered);
+    std::vector<std::string> functions{program->stepFunction};
+    for (const EvaluationDescription &e : program->evaluations)
+      functions.push_back(e.function);
+    for (const std::string &function : functions)
+      for (int64_t stage = 0; stage < stages; ++stage)
+        if (stage != ownStage)
+          if (Operation *op =
+                  symbols.lookup(stageFunction(function, stages, stage)))
+            op->erase();
+  }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   registerBuiltinDialectTranslation(*module.getContext());
@@ -82,17 +103,22 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     return reinterpret_cast<metart_function>(*address);
   };
 
-  // One function per pipeline stage (just one without a pipeline).
-  int64_t stages = program->stages;
+  // One function per pipeline stage (just one without a pipeline; null
+  // for the stages this rank does not run). The first entry is the
+  // function of this rank's stage, the rest indexed by stage.
   auto lookupStages = [&](const std::string &function)
       -> FailureOr<std::vector<metart_function>> {
-    std::vector<metart_function> functions;
+    std::vector<metart_function> functions(stages + (stages > 1), nullptr);
     for (int64_t stage = 0; stage < stages; ++stage) {
+      if (ownStage >= 0 && stage != ownStage)
+        continue;
       FailureOr<metart_function> fn =
           lookup(stageFunction(function, stages, stage));
       if (failed(fn))
         return failure();
-      functions.push_back(*fn);
+      functions[stage + (stages > 1)] = *fn;
+      if (stages > 1 && (stage == ownStage || (ownStage < 0 && stage == 0)))
+        functions[0] = *fn;
     }
     return functions;
   };
@@ -104,7 +130,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     return failure();
   desc.step = steps->front();
   if (stages > 1)
-    desc.step_stages = steps->data();
+    desc.step_stages = steps->data() + 1;
   desc.params = program->params.data();
   desc.num_params = program->params.size();
   desc.state_per_param = program->statePerParam;
@@ -141,7 +167,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
                           nullptr,       e.accuracy,
                           e.divergeAbove};
     if (stages > 1)
-      eval.stage_functions = evalStages.back().data();
+      eval.stage_functions = evalStages.back().data() + 1;
     eval.tasks.path = e.tasks.path.c_str();
     evals.push_back(eval);
   }
