@@ -107,7 +107,7 @@ def main():
               f"prediction scaled by the probe's change since calibration")
     print(f"plan accuracy: time MAPE {100 * sum(time_errors) / len(time_errors):.1f}%, "
           f"memory MAPE {100 * sum(memory_errors) / len(memory_errors):.1f}%, "
-          f"kendall tau {tau:.2f}, chosen plan within "
+          f"kendall tau {tau:.3f}, chosen plan within "
           f"{100 * max(chosen_gaps):.1f}% of best measured")
 
 
