@@ -159,6 +159,8 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
   // plan's rejection: one handler for the whole search routes them to the
   // plan being costed on the thread that emits them.
   static thread_local std::string *diagnosticSink = nullptr;
+  static constexpr const char *kPassesFailed =
+      "cannot be partitioned: the passes failed";
   ScopedDiagnosticHandler handler(context, [](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error && diagnosticSink &&
         diagnosticSink->empty())
@@ -183,9 +185,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
                        succeeded(pm.run(*copy));
     diagnosticSink = nullptr;
     if (!partitioned) {
-      plan.rejection =
-          "cannot be partitioned: " +
-          (diagnostics.empty() ? "the passes failed" : diagnostics);
+      plan.rejection = diagnostics.empty()
+                           ? std::string(kPassesFailed)
+                           : "cannot be partitioned: " + diagnostics;
       return false;
     }
     llvm::Expected<IterationEstimate> estimate =
@@ -204,6 +206,13 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     std::vector<char> costed(batch.size(), 0);
     parallelFor(context, 0, batch.size(),
                 [&](size_t i) { costed[i] = evaluate(batch[i]); });
+    // A diagnostic emitted inside a pass's own parallel region can be
+    // collected by another plan's region running on the same worker
+    // thread, and is lost to its plan: such a plan is partitioned again
+    // alone, so that its rejection says why.
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (!costed[i] && batch[i].rejection == kPassesFailed)
+        costed[i] = evaluate(batch[i]);
     return costed;
   };
   auto fits = [&](PlanCandidate &plan) {
