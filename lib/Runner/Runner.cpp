@@ -104,11 +104,11 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   };
 
   // One function per pipeline stage (just one without a pipeline; null
-  // for the stages this rank does not run). The first entry is the
-  // function of this rank's stage, the rest indexed by stage.
+  // for the stages this rank does not run).
+  size_t runStage = ownStage >= 0 ? size_t(ownStage) : 0;
   auto lookupStages = [&](const std::string &function)
       -> FailureOr<std::vector<metart_function>> {
-    std::vector<metart_function> functions(stages + (stages > 1), nullptr);
+    std::vector<metart_function> functions(stages, nullptr);
     for (int64_t stage = 0; stage < stages; ++stage) {
       if (ownStage >= 0 && stage != ownStage)
         continue;
@@ -116,9 +116,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
           lookup(stageFunction(function, stages, stage));
       if (failed(fn))
         return failure();
-      functions[stage + (stages > 1)] = *fn;
-      if (stages > 1 && (stage == ownStage || (ownStage < 0 && stage == 0)))
-        functions[0] = *fn;
+      functions[stage] = *fn;
     }
     return functions;
   };
@@ -128,9 +126,9 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
       lookupStages(program->stepFunction);
   if (failed(steps))
     return failure();
-  desc.step = steps->front();
+  desc.step = (*steps)[runStage];
   if (stages > 1)
-    desc.step_stages = steps->data() + 1;
+    desc.step_stages = steps->data();
   desc.params = program->params.data();
   desc.num_params = program->params.size();
   desc.state_per_param = program->statePerParam;
@@ -162,12 +160,12 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
     if (failed(fns))
       return failure();
     evalStages.push_back(std::move(*fns));
-    metart_eval_desc eval{e.steps,       evalStages.back().front(),
+    metart_eval_desc eval{e.steps,       evalStages.back()[runStage],
                           e.tasks.spec,  e.count,
                           nullptr,       e.accuracy,
                           e.divergeAbove};
     if (stages > 1)
-      eval.stage_functions = evalStages.back().data() + 1;
+      eval.stage_functions = evalStages.back().data();
     eval.tasks.path = e.tasks.path.c_str();
     evals.push_back(eval);
   }
