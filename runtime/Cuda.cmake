@@ -64,7 +64,10 @@ else()
     src/cuda/Recording.cpp
     src/cuda/Status.cpp
     src/cuda/Stream.cpp
+    src/cuda/Attention.cu
+    src/cuda/AttentionDoubleBackward.cu
     src/cuda/Convolution.cu
+    src/cuda/Convert.cu
     src/cuda/Elementwise.cu
     src/cuda/Indexing.cu
     src/cuda/Linear.cu

@@ -65,6 +65,15 @@ public:
             "this backend has no bf16 or f16 conversion yet"};
   }
 
+  /// Whether `linear`, `matmul` and the attention kernels take bf16 and f16
+  /// operands as they are (tensor-core products accumulating in f32)
+  /// instead of f32 copies.
+  virtual bool reducedFloatProducts() const { return false; }
+  /// Whether fill, the unary and binary maps, scale, transposes, broadcasts
+  /// and sums take bf16 and f16 operands as they are (computing in f32 and
+  /// rounding once, as on f32 copies).
+  virtual bool reducedFloatElementwise() const { return false; }
+
   // Elementwise.
   virtual KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                             double value) = 0;

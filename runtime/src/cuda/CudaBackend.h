@@ -42,11 +42,15 @@ public:
   int getDevice() const { return device; }
 
   bool canRecord() const override { return true; }
+  bool reducedFloatProducts() const override { return true; }
+  bool reducedFloatElementwise() const override { return true; }
   KernelStatus beginRecording() override;
   KernelStatus endRecording() override;
   KernelStatus replay() override;
   void discardRecording() override;
 
+  KernelStatus convert(metart_dtype from, metart_dtype to, int64_t count,
+                       const void *x, void *y) override;
   KernelStatus fill(metart_dtype dtype, int64_t count, void *y,
                     double value) override;
   KernelStatus unary(metart_unary_op op, metart_dtype dtype, int64_t count,
@@ -61,6 +65,17 @@ public:
                       void *y) override;
   KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
                       const void *a, const void *b, void *y) override;
+  KernelStatus attention(metart_dtype dtype, const AttentionSizes &sizes,
+                         const void *q, const void *k, const void *v,
+                         void *y) override;
+  KernelStatus attentionBackward(metart_dtype dtype,
+                                 const AttentionSizes &sizes, const void *q,
+                                 const void *k, const void *v, const void *dy,
+                                 void *dq, void *dk, void *dv) override;
+  KernelStatus attentionDoubleBackward(metart_dtype dtype,
+                                       const AttentionSizes &sizes,
+                                       const AttentionOperands &in,
+                                       const AttentionCotangents &out) override;
 
   KernelStatus conv2d(metart_dtype dtype, const ConvSizes &sizes, const void *x,
                       const void *weight, const void *bias, void *y) override;

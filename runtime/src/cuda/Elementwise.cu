@@ -3,11 +3,14 @@
 // Fill, the unary maps, scale and the four binary operations: one thread per
 // element (grid-stride), the operation a functor chosen once per call, with
 // the formulas of the CPU backend. The result may be exactly an operand.
+// bf16 and f16 elements are read as they are, computed in f32 and rounded
+// once, as the CPU's f32 copies give.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/Dtype.h"
 #include "CudaBackend.h"
+#include "DeviceFloat.cuh"
 #include "DeviceMath.cuh"
 #include "Launch.cuh"
 #include "Status.h"
@@ -21,16 +24,26 @@ template <typename T> __global__ void fillKernel(int64_t count, T *y, T value) {
     y[i] = value;
 }
 
-template <typename T, typename Fn>
-__global__ void mapKernel(int64_t count, const T *x, T *y, Fn fn) {
+/// A 16-bit fill, rounded on the device.
+template <typename S>
+__global__ void fillRoundedKernel(int64_t count, S *y, float value) {
+  S rounded = Store<S>::of(value);
   for (int64_t i = gridStart(); i < count; i += gridStride())
-    y[i] = fn(x[i]);
+    y[i] = rounded;
 }
 
-template <typename T, typename Fn>
-__global__ void zipKernel(int64_t count, const T *a, const T *b, T *y, Fn fn) {
+// Elements stored as S (f32, f64, bf16, f16) are computed in the functor's
+// type (float for the 16-bit ones) and rounded once.
+template <typename S, typename Fn>
+__global__ void mapKernel(int64_t count, const S *x, S *y, Fn fn) {
   for (int64_t i = gridStart(); i < count; i += gridStride())
-    y[i] = fn(a[i], b[i]);
+    y[i] = Store<S>::of(fn(wide(x[i])));
+}
+
+template <typename S, typename Fn>
+__global__ void zipKernel(int64_t count, const S *a, const S *b, S *y, Fn fn) {
+  for (int64_t i = gridStart(); i < count; i += gridStride())
+    y[i] = Store<S>::of(fn(wide(a[i]), wide(b[i])));
 }
 
 template <typename T> struct Negate {
@@ -115,17 +128,25 @@ KernelStatus CudaBackend::fill(metart_dtype dtype, int64_t count, void *y,
   case METART_I64:
     return fillOf(s, count, y, static_cast<int64_t>(value));
   case METART_BF16:
-  case METART_F16: // computed in f32 (ops/Widen.h)
-    break;
+    fillRoundedKernel<<<blocksFor(count), kThreads, 0, s>>>(
+        count, static_cast<__nv_bfloat16 *>(y), static_cast<float>(value));
+    return checkLaunch("fill");
+  case METART_F16:
+    fillRoundedKernel<<<blocksFor(count), kThreads, 0, s>>>(
+        count, static_cast<__half *>(y), static_cast<float>(value));
+    return checkLaunch("fill");
   }
   return {METART_ERROR_INVALID_ARGUMENT, "unknown element type"};
 }
 
-template <typename T, template <typename> class Fn>
+/// The type elements stored as S are computed in.
+template <typename S> using Compute = typename Accumulator<S>::type;
+
+template <typename S, template <typename> class Fn>
 static KernelStatus map(cudaStream_t stream, int64_t count, const void *x,
-                        void *y, Fn<T> fn = Fn<T>()) {
+                        void *y, Fn<Compute<S>> fn = Fn<Compute<S>>()) {
   mapKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-      count, static_cast<const T *>(x), static_cast<T *>(y), fn);
+      count, static_cast<const S *>(x), static_cast<S *>(y), fn);
   return checkLaunch("elementwise");
 }
 
@@ -163,7 +184,7 @@ KernelStatus CudaBackend::unary(metart_unary_op op, metart_dtype dtype,
                                 int64_t count, const void *x, void *y) {
   if (KernelStatus status = activate(); status.failed() || count == 0)
     return status;
-  return cpu::withFloat(dtype, [&](auto t) {
+  return withDeviceFloat(dtype, [&](auto t) {
     return unaryOf<decltype(t)>(stream.get(), op, count, x, y);
   });
 }
@@ -172,19 +193,19 @@ KernelStatus CudaBackend::scale(metart_dtype dtype, int64_t count,
                                 const void *x, double factor, void *y) {
   if (KernelStatus status = activate(); status.failed() || count == 0)
     return status;
-  return cpu::withFloat(dtype, [&](auto t) {
-    using T = decltype(t);
-    return map<T, Scaled>(stream.get(), count, x, y,
-                          Scaled<T>{static_cast<T>(factor)});
+  return withDeviceFloat(dtype, [&](auto t) {
+    using S = decltype(t);
+    return map<S, Scaled>(stream.get(), count, x, y,
+                          Scaled<Compute<S>>{static_cast<Compute<S>>(factor)});
   });
 }
 
-template <typename T, template <typename> class Fn>
+template <typename S, template <typename> class Fn>
 static KernelStatus zip(cudaStream_t stream, int64_t count, const void *a,
                         const void *b, void *y) {
   zipKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-      count, static_cast<const T *>(a), static_cast<const T *>(b),
-      static_cast<T *>(y), Fn<T>());
+      count, static_cast<const S *>(a), static_cast<const S *>(b),
+      static_cast<S *>(y), Fn<Compute<S>>());
   return checkLaunch("binary");
 }
 
@@ -193,7 +214,7 @@ KernelStatus CudaBackend::binary(metart_binary_op op, metart_dtype dtype,
                                  void *y) {
   if (KernelStatus status = activate(); status.failed() || count == 0)
     return status;
-  return cpu::withFloat(dtype, [&](auto t) -> KernelStatus {
+  return withDeviceFloat(dtype, [&](auto t) -> KernelStatus {
     using T = decltype(t);
     cudaStream_t s = stream.get();
     switch (op) {

@@ -66,45 +66,105 @@ static KernelStatus call(cublasHandle_t handle, int count, int m, int n, int k,
                        "cublasDgemmStridedBatched");
 }
 
-template <typename T>
-static KernelStatus gemmOf(cublasHandle_t handle, int64_t batch, int64_t m,
-                           int64_t n, int64_t k, GemmOperand a, GemmOperand b,
-                           T beta, const GemmResult &c) {
+/// The cuBLAS type of a float element type.
+static cudaDataType_t cudaTypeOf(metart_dtype dtype) {
+  switch (dtype) {
+  case METART_F64:
+    return CUDA_R_64F;
+  case METART_BF16:
+    return CUDA_R_16BF;
+  case METART_F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// One strided-batched call on 16-bit operands: tensor-core products
+/// accumulating in f32, the result rounded to `c`'s type (or kept in f32).
+static KernelStatus callReduced(cublasHandle_t handle, int count, int m, int n,
+                                int k, metart_dtype inputType,
+                                metart_dtype outputType, const GemmOperand &a,
+                                const GemmOperand &b, float beta,
+                                const GemmResult &c) {
+  float one = 1;
+  cudaDataType_t in = cudaTypeOf(inputType), out = cudaTypeOf(outputType);
+  return checkCublas(cublasGemmStridedBatchedEx(
+                         handle, operationOf(b.transposed),
+                         operationOf(a.transposed), n, m, k, &one, b.data, in,
+                         static_cast<int>(b.ld), b.batchStride, a.data, in,
+                         static_cast<int>(a.ld), a.batchStride, &beta, c.data,
+                         out, static_cast<int>(c.ld), c.batchStride, count,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmStridedBatchedEx");
+}
+
+/// Splits a batch into calls of at most INT_MAX products.
+template <typename Call>
+static KernelStatus inParts(int64_t batch, size_t inputSize, size_t outputSize,
+                            const GemmOperand &a, const GemmOperand &b,
+                            const GemmResult &c, Call &&call) {
   for (int64_t first = 0; first < batch; first += INT_MAX) {
     int count = static_cast<int>(std::min<int64_t>(INT_MAX, batch - first));
     GemmOperand aPart = a, bPart = b;
     GemmResult cPart = c;
-    aPart.data = static_cast<const T *>(a.data) + first * a.batchStride;
-    bPart.data = static_cast<const T *>(b.data) + first * b.batchStride;
-    cPart.data = static_cast<T *>(c.data) + first * c.batchStride;
-    KernelStatus status =
-        call<T>(handle, count, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), aPart, bPart, beta, cPart);
+    aPart.data =
+        static_cast<const char *>(a.data) + first * a.batchStride * inputSize;
+    bPart.data =
+        static_cast<const char *>(b.data) + first * b.batchStride * inputSize;
+    cPart.data =
+        static_cast<char *>(c.data) + first * c.batchStride * outputSize;
+    KernelStatus status = call(count, aPart, bPart, cPart);
     if (status.failed())
       return status;
   }
   return KernelStatus::ok();
 }
 
-KernelStatus gemm(cublasHandle_t handle, cudaStream_t stream,
-                  metart_dtype dtype, int64_t batch, int64_t m, int64_t n,
-                  int64_t k, const GemmOperand &a, const GemmOperand &b,
-                  double beta, const GemmResult &c) {
+KernelStatus gemmInto(cublasHandle_t handle, cudaStream_t stream,
+                      metart_dtype dtype, metart_dtype outputType,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const GemmOperand &a, const GemmOperand &b, double beta,
+                      const GemmResult &c) {
   if (batch == 0 || m == 0 || n == 0)
     return KernelStatus::ok();
-  size_t elementSize = dtypeSize(dtype);
+  size_t elementSize = dtypeSize(dtype), outputSize = dtypeSize(outputType);
   if (k == 0)
-    return beta == 0 ? zero(stream, elementSize, batch, m, n, c)
+    return beta == 0 ? zero(stream, outputSize, batch, m, n, c)
                      : KernelStatus::ok();
   if (!fitsInt({m, n, k, a.ld, b.ld, c.ld}))
     return {METART_ERROR_UNSUPPORTED,
             "a product of sizes m = " + std::to_string(m) +
                 ", n = " + std::to_string(n) + ", k = " + std::to_string(k) +
                 " exceeds cuBLAS's 32-bit sizes"};
+  int mi = static_cast<int>(m), ni = static_cast<int>(n),
+      ki = static_cast<int>(k);
+  auto parts = [&](auto call) {
+    return inParts(batch, elementSize, outputSize, a, b, c, call);
+  };
+  if (outputType != dtype || dtype == METART_BF16 || dtype == METART_F16)
+    return parts([&](int count, const GemmOperand &ap, const GemmOperand &bp,
+                     const GemmResult &cp) {
+      return callReduced(handle, count, mi, ni, ki, dtype, outputType, ap, bp,
+                         static_cast<float>(beta), cp);
+    });
   if (dtype == METART_F64)
-    return gemmOf<double>(handle, batch, m, n, k, a, b, beta, c);
-  return gemmOf<float>(handle, batch, m, n, k, a, b, static_cast<float>(beta),
-                       c);
+    return parts([&](int count, const GemmOperand &ap, const GemmOperand &bp,
+                     const GemmResult &cp) {
+      return call<double>(handle, count, mi, ni, ki, ap, bp, beta, cp);
+    });
+  return parts([&](int count, const GemmOperand &ap, const GemmOperand &bp,
+                   const GemmResult &cp) {
+    return call<float>(handle, count, mi, ni, ki, ap, bp,
+                       static_cast<float>(beta), cp);
+  });
+}
+
+KernelStatus gemm(cublasHandle_t handle, cudaStream_t stream,
+                  metart_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                  int64_t k, const GemmOperand &a, const GemmOperand &b,
+                  double beta, const GemmResult &c) {
+  return gemmInto(handle, stream, dtype, dtype, batch, m, n, k, a, b, beta, c);
 }
 
 } // namespace metart::cuda

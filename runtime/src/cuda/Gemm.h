@@ -1,7 +1,8 @@
 //===- Gemm.h - row-major products through cuBLAS ---------------*- C++ -*-===//
 //
 // The one place the CUDA backend calls cuBLAS: a batch of row-major GEMMs
-// over float or double as one strided-batched call (cuBLAS is column-major:
+// over double, float, bf16 or f16 (tensor cores accumulating in f32) as one
+// strided-batched call (cuBLAS is column-major:
 // a row-major C = A B is the column-major C^T = B^T A^T, so the operands
 // swap). A batch stride of 0 repeats an operand, which is how images that
 // share a weight slice become one call. Sizes beyond cuBLAS's 32-bit
@@ -36,6 +37,14 @@ struct GemmResult {
   int64_t ld;
   int64_t batchStride;
 };
+
+/// `gemm` with a result of another type: 16-bit operands (bf16, f16) into
+/// an f32 result, the products accumulating in f32 either way.
+KernelStatus gemmInto(cublasHandle_t handle, cudaStream_t stream,
+                      metart_dtype dtype, metart_dtype outputType,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      const GemmOperand &a, const GemmOperand &b, double beta,
+                      const GemmResult &c);
 
 /// `c_i = a_i b_i + beta c_i` for i < `batch`, with `a_i` m x k, `b_i`
 /// k x n and `beta` 0 or 1, queued on the handle's stream (`stream`). With

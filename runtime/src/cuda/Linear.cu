@@ -1,6 +1,7 @@
 //===- Linear.cu - affine layers and matrix products on CUDA --------------===//
 //
-// Both are one strided-batched cuBLAS call: `linear` batches its weight
+// Both are one strided-batched cuBLAS call, on bf16 and f16 operands as
+// they are (tensor cores, f32 accumulation): `linear` batches its weight
 // slices (the tasks of a meta-batch), each slice's rows one product with the
 // slice's weight read transposed; `matmul` batches its batch entries. The
 // bias is written first and the product added to it, as on the CPU.
@@ -38,13 +39,17 @@ KernelStatus CudaBackend::linear(metart_dtype dtype, const LinearSizes &sizes,
   if (rows == 0 || s.out == 0)
     return KernelStatus::ok();
   if (bias) {
-    KernelStatus status = cpu::withFloat(dtype, [&](auto t) {
+    // A copy: 16-bit floats move as 16-bit integers.
+    auto copyBias = [&](auto t) {
       using T = decltype(t);
       biasRowsKernel<<<blocksFor(rows * s.out), kThreads, 0, stream.get()>>>(
           rows, s.rowsPerSlice, s.out, static_cast<const T *>(bias),
           static_cast<T *>(y));
       return checkLaunch("linear bias");
-    });
+    };
+    KernelStatus status = dtypeSize(dtype) == 2
+                              ? copyBias(uint16_t())
+                              : cpu::withFloat(dtype, copyBias);
     if (status.failed())
       return status;
   }

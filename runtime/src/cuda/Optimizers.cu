@@ -34,24 +34,44 @@ template <typename T> struct GuardTensors {
   int64_t sizes[kGuardTensors];
 };
 
-/// norms[b] = the sum of squares of tensor b, in double, summed in a fixed
-/// order (so that every replay, and every rank, computes the same bits).
+/// Blocks per tensor of the guard's sums of squares: a block per tensor
+/// would leave most of the device idle over a few large tensors.
+constexpr int kGuardSlices = 32;
+
+/// partial[t * kGuardSlices + s] = the sum of squares of slice s (of
+/// kGuardSlices equal, consecutive ones) of tensor t, in double.
 template <typename T>
 __global__ void __launch_bounds__(256)
-    sumOfSquaresKernel(GuardTensors<T> tensors, double *norms) {
+    sumOfSquaresKernel(GuardTensors<T> tensors, double *partial) {
   const T *x = tensors.data[blockIdx.x];
   int64_t n = tensors.sizes[blockIdx.x];
+  int64_t length = (n + kGuardSlices - 1) / kGuardSlices;
+  int64_t first = blockIdx.y * length, end = min(n, first + length);
   double sum = 0;
-  for (int64_t i = threadIdx.x; i < n; i += 256) {
+  for (int64_t i = first + threadIdx.x; i < end; i += 256) {
     double v = static_cast<double>(x[i]);
     sum += v * v;
   }
   sum = blockReduce<256>(sum, SumOp(), 0.0);
-  // Past the element type's range, as PyTorch's norm in that type: infinite.
-  if (sum > static_cast<double>(Math<T>::max()))
-    sum = INFINITY;
   if (threadIdx.x == 0)
-    norms[blockIdx.x] = sum;
+    partial[blockIdx.x * kGuardSlices + blockIdx.y] = sum;
+}
+
+/// norms[t] = the sum of tensor t's slices, in order (so that every
+/// replay, and every rank, computes the same bits).
+template <typename T>
+__global__ void sumSlicesKernel(int64_t count, const double *partial,
+                                double *norms) {
+  for (int64_t t = gridStart(); t < count; t += gridStride()) {
+    double sum = 0;
+    for (int s = 0; s < kGuardSlices; ++s)
+      sum += partial[t * kGuardSlices + s];
+    // Past the element type's range, as PyTorch's norm in that type:
+    // infinite.
+    if (sum > static_cast<double>(Math<T>::max()))
+      sum = INFINITY;
+    norms[t] = sum;
+  }
 }
 
 /// gate = [loss and every norm finite, min(1, clip / (||g|| + 1e-6))].
@@ -166,6 +186,10 @@ KernelStatus CudaBackend::updateGuard(const GuardInputs &in, double *norms,
                                       double *gate) {
   if (KernelStatus status = activate(); status.failed())
     return status;
+  size_t partialBytes = in.count * kGuardSlices * sizeof(double);
+  auto *partial = static_cast<double *>(workspace.get(partialBytes));
+  if (!partial && in.count > 0)
+    return workspaceExhausted(partialBytes);
   KernelStatus launched = cpu::withFloat(in.dtype, [&](auto t) {
     using T = decltype(t);
     for (int64_t first = 0; first < in.count; first += kGuardTensors) {
@@ -175,12 +199,16 @@ KernelStatus CudaBackend::updateGuard(const GuardInputs &in, double *norms,
         tensors.data[i] = static_cast<const T *>(in.data[first + i]);
         tensors.sizes[i] = in.sizes[first + i];
       }
-      sumOfSquaresKernel<<<static_cast<unsigned>(n), 256, 0, stream.get()>>>(
-          tensors, norms + first);
+      sumOfSquaresKernel<<<dim3(static_cast<unsigned>(n), kGuardSlices), 256, 0,
+                           stream.get()>>>(tensors,
+                                           partial + first * kGuardSlices);
       if (KernelStatus s = checkLaunch("update_guard"); s.failed())
         return s;
     }
-    return KernelStatus::ok();
+    if (in.count > 0)
+      sumSlicesKernel<T><<<blocksFor(in.count), kThreads, 0, stream.get()>>>(
+          in.count, partial, norms);
+    return checkLaunch("update_guard");
   });
   if (launched.failed())
     return launched;

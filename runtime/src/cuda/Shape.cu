@@ -1,18 +1,21 @@
 //===- Shape.cu - strided copies and reductions on CUDA -------------------===//
 //
 // Transpose and broadcast are one strided copy, a thread per result element
-// (a plain copy when the coalesced space is contiguous). A reduction splits
+// (a plain copy when the coalesced space is contiguous), of elements of any
+// type as integers of their size. A reduction splits
 // its coalesced space into the dimensions the result keeps and those it
 // reduces: when the innermost dimension is kept and there are many results,
-// a thread per result walks its elements in order (as the CPU backend
-// adds them); otherwise a block per result sums them. Sums are in double,
-// divided by the divisor and rounded once.
+// a thread per result walks its elements in order (in chunks summed after
+// in order when the results are too few to fill the device); otherwise a
+// block per result sums them. Sums are in double, divided by the divisor
+// and rounded once, for f32, f64, bf16 and f16 alike.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/Dtype.h"
 #include "../cpu/Strided.h"
 #include "CudaBackend.h"
+#include "DeviceFloat.cuh"
 #include "Reduce.cuh"
 #include "Status.h"
 #include "StridedIndex.cuh"
@@ -24,36 +27,73 @@ namespace {
 template <typename T>
 __global__ void copyStridedKernel(StridedSpace<2> space, int64_t count,
                                   const T *x, T *y) {
+  bool small = count <= int64_t(UINT32_MAX);
   for (int64_t e = gridStart(); e < count; e += gridStride()) {
     int64_t offset[2] = {0, 0};
-    addOffsets(space, e, offset);
+    if (small)
+      addOffsets32(space, static_cast<uint32_t>(e), offset);
+    else
+      addOffsets(space, e, offset);
     y[offset[0]] = x[offset[1]];
   }
 }
 
-/// The sum in double of x over `reduced` from `base`.
+/// x's offset of element `i` of `space` (one dimension, the usual case
+/// after coalescing, without a division).
+__device__ inline int64_t inputOffset(const StridedSpace<2> &space, int64_t i) {
+  if (space.rank == 1)
+    return i * space.stride[0][0];
+  int64_t offset[2] = {0, 0};
+  addOffsets(space, i, offset);
+  return offset[0];
+}
+
+/// The sum in double of x's elements [first, end) of `reduced` from `base`.
 template <typename T>
-__device__ double sumFrom(const StridedSpace<2> &reduced, int64_t count,
-                          int64_t base, const T *x) {
+__device__ double sumFrom(const StridedSpace<2> &reduced, int64_t first,
+                          int64_t end, int64_t base, const T *x) {
   double sum = 0;
-  for (int64_t r = 0; r < count; ++r) {
-    int64_t offset[2] = {base, 0};
-    addOffsets(reduced, r, offset);
-    sum += static_cast<double>(x[offset[0]]);
+  if (reduced.rank == 1) {
+    int64_t stride = reduced.stride[0][0];
+    for (int64_t i = first; i < end; ++i)
+      sum += static_cast<double>(wide(x[base + i * stride]));
+    return sum;
   }
+  for (int64_t i = first; i < end; ++i)
+    sum += static_cast<double>(wide(x[base + inputOffset(reduced, i)]));
   return sum;
 }
 
-/// A thread per result: y[r] = (sum of its `count` elements) / divisor.
+/// A thread per result and chunk of `chunkLength` of its `count` elements,
+/// the results fastest (neighbouring threads read neighbouring elements
+/// when the innermost dimension is kept): with one chunk y[r] = sum /
+/// divisor, else partial[c * results + r] = the chunk's sum.
 template <typename T>
 __global__ void reduceThreadsKernel(StridedSpace<2> kept,
                                     StridedSpace<2> reduced, int64_t results,
-                                    int64_t count, double divisor, const T *x,
-                                    T *y) {
+                                    int64_t count, int64_t chunkLength,
+                                    int64_t chunks, double divisor, const T *x,
+                                    T *y, double *partial) {
+  for (int64_t t = gridStart(); t < results * chunks; t += gridStride()) {
+    int64_t r = t % results, c = t / results;
+    int64_t first = c * chunkLength, end = min(count, first + chunkLength);
+    double sum = sumFrom(reduced, first, end, inputOffset(kept, r), x);
+    if (chunks == 1)
+      y[r] = Store<T>::of(sum / divisor);
+    else
+      partial[c * results + r] = sum;
+  }
+}
+
+/// y[r] = (the sum of its chunks' partial sums, in order) / divisor.
+template <typename T>
+__global__ void sumChunksKernel(int64_t results, int64_t chunks, double divisor,
+                                const double *partial, T *y) {
   for (int64_t r = gridStart(); r < results; r += gridStride()) {
-    int64_t base[2] = {0, 0};
-    addOffsets(kept, r, base);
-    y[r] = static_cast<T>(sumFrom(reduced, count, base[0], x) / divisor);
+    double sum = 0;
+    for (int64_t c = 0; c < chunks; ++c)
+      sum += partial[c * results + r];
+    y[r] = Store<T>::of(sum / divisor);
   }
 }
 
@@ -62,10 +102,8 @@ template <typename T> struct ReducedTerm {
   StridedSpace<2> kept, reduced;
   const T *x;
   __device__ double operator()(int64_t r, int64_t i) const {
-    int64_t offset[2] = {0, 0};
-    addOffsets(kept, r, offset);
-    addOffsets(reduced, i, offset);
-    return static_cast<double>(x[offset[0]]);
+    return static_cast<double>(
+        wide(x[inputOffset(kept, r) + inputOffset(reduced, i)]));
   }
 };
 
@@ -73,7 +111,7 @@ template <typename T> struct StoreMean {
   double divisor;
   T *y;
   __device__ void operator()(int64_t r, double sum) const {
-    y[r] = static_cast<T>(sum / divisor);
+    y[r] = Store<T>::of(sum / divisor);
   }
 };
 
@@ -107,6 +145,11 @@ struct PartialTerm {
 /// split into chunks of at least this many elements, to about this many
 /// blocks in all, and the chunks' sums (in a fixed order) summed after.
 constexpr int64_t kMinChunk = 4096, kSplitBlocks = 512;
+/// A thread per result leaves it idle when the results are few for the
+/// device's threads (a bias gradient: 2048 sums of 4096 rows): each
+/// result's elements are split into chunks of at least kMinThreadChunk,
+/// to about kSplitThreads threads in all, the chunks summed after in order.
+constexpr int64_t kMinThreadChunk = 32, kSplitThreads = 262144;
 } // namespace
 
 KernelStatus CudaBackend::copyStrided(metart_dtype dtype,
@@ -124,12 +167,16 @@ KernelStatus CudaBackend::copyStrided(metart_dtype dtype,
     return checkCuda(cudaMemcpyAsync(y, x, count * size,
                                      cudaMemcpyDeviceToDevice, stream.get()),
                      "cudaMemcpyAsync (device to device)");
-  return cpu::withFloat(dtype, [&](auto t) {
+  // A copy: elements move as integers of their size.
+  auto copy = [&](auto t) {
     using T = decltype(t);
     copyStridedKernel<<<blocksFor(count), kThreads, 0, stream.get()>>>(
         s, count, static_cast<const T *>(x), static_cast<T *>(y));
     return checkLaunch("strided copy");
-  });
+  };
+  if (size == 2)
+    return copy(uint16_t());
+  return size == 8 ? copy(uint64_t()) : copy(uint32_t());
 }
 
 KernelStatus CudaBackend::reduceSum(metart_dtype dtype,
@@ -147,14 +194,32 @@ KernelStatus CudaBackend::reduceSum(metart_dtype dtype,
   if (count == 0)
     return fill(dtype, resultCount, y, 0.0 / divisor);
   cudaStream_t st = stream.get();
-  return cpu::withFloat(dtype, [&](auto t) {
+  return withDeviceFloat(dtype, [&](auto t) -> KernelStatus {
     using T = decltype(t);
     auto *in = static_cast<const T *>(x);
     auto *out = static_cast<T *>(y);
     bool innerKept = s.rank > 0 && s.stride[1][s.rank - 1] != 0;
     if ((innerKept && resultCount >= 1024) || count < 32) {
-      reduceThreadsKernel<<<blocksFor(resultCount), kThreads, 0, st>>>(
-          kept, reduced, resultCount, count, divisor, in, out);
+      int64_t chunks =
+          std::clamp<int64_t>((kSplitThreads + resultCount - 1) / resultCount,
+                              1, std::max<int64_t>(1, count / kMinThreadChunk));
+      int64_t chunkLength = (count + chunks - 1) / chunks;
+      chunks = (count + chunkLength - 1) / chunkLength;
+      double *partial = nullptr;
+      if (chunks > 1) {
+        size_t bytes = resultCount * chunks * sizeof(double);
+        partial = static_cast<double *>(workspace.get(bytes));
+        if (!partial)
+          return workspaceExhausted(bytes);
+      }
+      reduceThreadsKernel<<<blocksFor(resultCount * chunks), kThreads, 0, st>>>(
+          kept, reduced, resultCount, count, chunkLength, chunks, divisor, in,
+          out, partial);
+      if (KernelStatus status = checkLaunch("reduction");
+          status.failed() || chunks == 1)
+        return status;
+      sumChunksKernel<<<blocksFor(resultCount), kThreads, 0, st>>>(
+          resultCount, chunks, divisor, partial, out);
       return checkLaunch("reduction");
     }
     ReducedTerm<T> term{kept, reduced, in};

@@ -1,8 +1,8 @@
 //===- Attention.cpp - metart_nn_attention and its derivatives ------------===//
 //
 // Checks the operands of fused attention and of its two derivatives and
-// hands them to the backend (16-bit operands through f32 copies, as every
-// kernel).
+// hands them to the backend (16-bit operands as they are where the backend
+// computes on them, CUDA's; else through f32 copies, as every kernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,7 +74,7 @@ metart_status metart_nn_attention(metart_context *context,
       !check.disjoint("y", *y, "q", *q) || !check.disjoint("y", *y, "k", *k) ||
       !check.disjoint("y", *y, "v", *v))
     return check.result();
-  Widened w(context, dtypeOf(*q));
+  Widened w(context, dtypeOf(*q), context->backend->reducedFloatProducts());
   const void *qd = w.in(q), *kd = w.in(k), *vd = w.in(v);
   void *yd = w.out(y);
   return check.finish(w.run([&] {
@@ -109,7 +109,7 @@ metart_status metart_nn_attention_backward(
       if (!check.disjoint(name, *t, readNames[i], *reads[i]))
         return check.result();
   }
-  Widened w(context, dtypeOf(*q));
+  Widened w(context, dtypeOf(*q), context->backend->reducedFloatProducts());
   const void *qd = w.in(q), *kd = w.in(k), *vd = w.in(v), *dyd = w.in(dy);
   void *dqd = w.out(dq), *dkd = w.out(dk), *dvd = w.out(dv);
   return check.finish(w.run([&] {
@@ -155,7 +155,7 @@ metart_status metart_nn_attention_double_backward(
       if (reads[i] && !check.disjoint(name, *t, readNames[i], *reads[i]))
         return check.result();
   }
-  Widened w(context, dtypeOf(*q));
+  Widened w(context, dtypeOf(*q), context->backend->reducedFloatProducts());
   AttentionOperands in{w.in(q),  w.in(k),  w.in(v), w.in(dy),
                        w.in(gq), w.in(gk), w.in(gv)};
   AttentionCotangents out{w.out(q_bar), w.out(k_bar), w.out(v_bar),

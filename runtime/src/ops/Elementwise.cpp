@@ -27,7 +27,7 @@ metart_status metart_fill(metart_context *context, const metart_tensor *y,
       return check.invalid("value ", value, " is not an ", dtypeName(y->dtype),
                            " integer");
   }
-  Widened w(context, dtypeOf(*y));
+  Widened w(context, dtypeOf(*y), context->backend->reducedFloatElementwise());
   void *yd = w.out(y);
   return check.finish(w.run([&] {
     return context->backend->fill(w.dtype(), numElements(*y), yd, value);
@@ -55,7 +55,7 @@ metart_status metart_nn_unary(metart_context *context, metart_unary_op op,
     return check.result();
   if (op < METART_NEG || op > METART_GELU)
     return check.invalid("unknown unary op ", static_cast<int>(op));
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatElementwise());
   const void *xd = w.in(x);
   void *yd = w.out(y);
   return check.finish(w.run([&] {
@@ -71,7 +71,7 @@ metart_status metart_nn_scale(metart_context *context, const metart_tensor *x,
       !check.shape("y", *y, shapeOf(*x)) ||
       !check.disjoint("y", *y, "x", *x, /*allowSame=*/true))
     return check.result();
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatElementwise());
   const void *xd = w.in(x);
   void *yd = w.out(y);
   return check.finish(w.run([&] {
@@ -96,7 +96,7 @@ metart_status metart_nn_binary(metart_context *context, metart_binary_op op,
     return check.result();
   if (op < METART_ADD || op > METART_DIV)
     return check.invalid("unknown binary op ", static_cast<int>(op));
-  Widened w(context, dtypeOf(*a));
+  Widened w(context, dtypeOf(*a), context->backend->reducedFloatElementwise());
   const void *ad = w.in(a), *bd = w.in(b);
   void *yd = w.out(y);
   return check.finish(w.run([&] {

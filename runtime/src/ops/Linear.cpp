@@ -52,7 +52,7 @@ metart_status metart_nn_linear(metart_context *context, const metart_tensor *x,
   sizes.rowsPerSlice = leading.dropFront(slices).product();
   sizes.in = in;
   sizes.out = out;
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatProducts());
   const void *xd = w.in(x), *wd = w.in(weight), *bd = w.in(bias);
   void *yd = w.out(y);
   return check.finish(w.run([&] {
@@ -93,7 +93,7 @@ metart_status metart_nn_matmul(metart_context *context, const metart_tensor *a,
   if (!check.shape("y", *y, expected) || !check.disjoint("y", *y, "a", *a) ||
       !check.disjoint("y", *y, "b", *b))
     return check.result();
-  Widened w(context, dtypeOf(*a));
+  Widened w(context, dtypeOf(*a), context->backend->reducedFloatProducts());
   const void *ad = w.in(a), *bd = w.in(b);
   void *yd = w.out(y);
   return check.finish(w.run(

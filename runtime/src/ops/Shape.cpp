@@ -45,7 +45,7 @@ metart_status metart_nn_transpose(metart_context *context,
     space.size[d] = y->shape[d];
     space.stride[1][d] = xStrides[perm[d]];
   }
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatElementwise());
   const void *source = w.in(x);
   void *result = w.out(y);
   return check.finish(w.run([&] {
@@ -84,7 +84,7 @@ metart_status metart_nn_broadcast(metart_context *context,
     space.size[d] = y->shape[d];
     space.stride[1][d] = newDims.contains(d) ? 0 : xStrides[xd++];
   }
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatElementwise());
   const void *source = w.in(x);
   void *result = w.out(y);
   return check.finish(w.run([&] {
@@ -123,7 +123,7 @@ static metart_status reduce(metart_context *context, const char *function,
     space.size[d] = x->shape[d];
     space.stride[1][d] = reduced.contains(d) ? 0 : yStrides[yd++];
   }
-  Widened w(context, dtypeOf(*x));
+  Widened w(context, dtypeOf(*x), context->backend->reducedFloatElementwise());
   const void *source = w.in(x);
   void *result = w.out(y);
   return check.finish(w.run([&] {

@@ -27,9 +27,10 @@ inline bool isReducedFloat(int32_t dtype) {
 
 class Widened {
 public:
-  /// For a call whose float operands are of `dtype`.
-  Widened(metart_context *context, metart_dtype dtype)
-      : context(context), stored(dtype) {}
+  /// For a call whose float operands are of `dtype`; with `native`, a
+  /// 16-bit `dtype` is passed as it is (the backend computes on it).
+  Widened(metart_context *context, metart_dtype dtype, bool native = false)
+      : context(context), stored(dtype), native(native) {}
   ~Widened();
   Widened(const Widened &) = delete;
   Widened &operator=(const Widened &) = delete;
@@ -58,7 +59,7 @@ private:
     size_t bytes;
     bool read, written;
   };
-  bool widened() const { return isReducedFloat(stored); }
+  bool widened() const { return isReducedFloat(stored) && !native; }
   Copy *copyOf(const metart_tensor *t, bool read);
   /// The data the kernel uses for `t`: `read` widened now, `written`
   /// rounded back by finish().
@@ -67,6 +68,7 @@ private:
 
   metart_context *context;
   metart_dtype stored;
+  bool native;
   std::vector<Copy> copies;
   KernelStatus failure;
 };

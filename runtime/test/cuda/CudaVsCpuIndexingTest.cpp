@@ -11,6 +11,9 @@ namespace metart::test {
 namespace {
 
 constexpr metart_dtype kFloatTypes[] = {METART_F64, METART_F32};
+/// Copies move 16-bit elements as they are on CUDA.
+constexpr metart_dtype kEveryFloatType[] = {METART_F64, METART_F32, METART_BF16,
+                                            METART_F16};
 
 TEST_F(CudaVsCpu, EmbeddingAndItsDerivativeWithRepeatedIds) {
   struct Case {
@@ -80,7 +83,7 @@ TEST_F(CudaVsCpu, TransposeAndBroadcast) {
                             {{2, 3, 4, 5}, {0, 1, 2, 3}},
                             {{70, 130}, {1, 0}},
                             {{}, {}}};
-  for (metart_dtype dtype : kFloatTypes)
+  for (metart_dtype dtype : kEveryFloatType)
     for (const Transpose &tc : transposes) {
       std::vector<int64_t> y;
       for (int64_t p : tc.permutation)
@@ -98,7 +101,7 @@ TEST_F(CudaVsCpu, TransposeAndBroadcast) {
                             {{5}, {0, 1}, {2, 3, 5}},
                             {{3}, {1}, {3, 7}},
                             {{}, {0}, {4}}};
-  for (metart_dtype dtype : kFloatTypes)
+  for (metart_dtype dtype : kEveryFloatType)
     for (const Broadcast &bc : broadcasts)
       expectSame({random(dtype, bc.x), HostTensor(dtype, bc.y)}, {1},
                  [bc](metart_context *c, const std::vector<metart_tensor> &t) {

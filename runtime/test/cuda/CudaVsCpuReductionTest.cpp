@@ -97,8 +97,12 @@ TEST_F(CudaVsCpu, ReduceSumAndMeanOverDimensions) {
       {{300000}, {0}},
       {{3, 0}, {1}},
       {{}, {}},
+      // Bias gradients: few results for the device's threads, each
+      // result's rows split into chunks summed after in order.
+      {{4096, 2048}, {0}},
+      {{8, 512, 1024}, {0, 1}},
   };
-  for (metart_dtype dtype : kFloatTypes)
+  for (metart_dtype dtype : {METART_F64, METART_F32, METART_BF16, METART_F16})
     for (const Case &rc : cases) {
       std::vector<int64_t> y;
       for (size_t d = 0; d < rc.x.size(); ++d) {

@@ -12,15 +12,21 @@
 #include "Harness.h"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace metart::test {
 namespace {
 
 constexpr metart_dtype kFloatTypes[] = {METART_F64, METART_F32};
+/// With the 16-bit types, which CUDA computes on as they are (in f32,
+/// rounded once) and the CPU through f32 copies.
+constexpr metart_dtype kEveryFloatType[] = {METART_F64, METART_F32, METART_BF16,
+                                            METART_F16};
 
 TEST_F(CudaVsCpu, FillsEveryElementType) {
-  for (metart_dtype dtype : {METART_F32, METART_F64, METART_I32, METART_I64})
+  for (metart_dtype dtype : {METART_F32, METART_F64, METART_BF16, METART_F16,
+                             METART_I32, METART_I64})
     expectSame({HostTensor(dtype, {3, 1001})}, {0},
                [](metart_context *c, const std::vector<metart_tensor> &t) {
                  return metart_fill(c, &t[0], -7.0);
@@ -28,7 +34,7 @@ TEST_F(CudaVsCpu, FillsEveryElementType) {
 }
 
 TEST_F(CudaVsCpu, UnaryOps) {
-  for (metart_dtype dtype : kFloatTypes)
+  for (metart_dtype dtype : kEveryFloatType)
     for (int op = METART_NEG; op <= METART_GELU; ++op) {
       SCOPED_TRACE("op " + std::to_string(op) + ", dtype " +
                    std::to_string(dtype));
@@ -46,7 +52,7 @@ TEST_F(CudaVsCpu, UnaryOps) {
 }
 
 TEST_F(CudaVsCpu, ScaleAndBinaryOpsAlsoInPlace) {
-  for (metart_dtype dtype : kFloatTypes) {
+  for (metart_dtype dtype : kEveryFloatType) {
     HostTensor a = random(dtype, {4, 3, 77});
     HostTensor b = random(dtype, {4, 3, 77}, 0.5, 2.0);
     expectSame({a, HostTensor(dtype, {4, 3, 77})}, {1},
@@ -141,6 +147,71 @@ TEST_F(CudaVsCpu, MatmulWithEveryTransposition) {
              {2}, [](metart_context *c, const std::vector<metart_tensor> &t) {
                return metart_nn_matmul(c, &t[0], &t[1], 0, 0, &t[2]);
              });
+}
+
+// Every pair of float types, with values that round to even, overflow f16,
+// are subnormal in f16, infinite and NaN: the same bits on both backends.
+TEST_F(CudaVsCpu, ConversionsBetweenFloatTypes) {
+  const metart_dtype types[] = {METART_F64, METART_F32, METART_BF16,
+                                METART_F16};
+  const double special[] = {1.0 + 1.0 / 256, // a bf16 tie: to even
+                            1.0 + 3.0 / 256, // a bf16 tie: up
+                            65504,
+                            65520, // f16's largest, then infinity
+                            3e-6,
+                            -1e-7, // f16 subnormals
+                            1e-30,
+                            -0.0, // a bf16 value f16 flushes
+                            INFINITY,
+                            -INFINITY,
+                            NAN};
+  for (metart_dtype from : types)
+    for (metart_dtype to : types) {
+      HostTensor x = random(from, {1000}, -300, 300);
+      for (size_t i = 0; i < std::size(special); ++i)
+        x.set(static_cast<int64_t>(i), special[i]);
+      expectSame(
+          {x, HostTensor(to, {1000})}, {1},
+          [](metart_context *c, const std::vector<metart_tensor> &t) {
+            return metart_convert(c, &t[0], &t[1]);
+          },
+          Tolerance{0, 0, 0});
+    }
+}
+
+// bf16 and f16 products run on tensor cores from the 16-bit operands (the
+// CPU widens them to f32): both accumulate in f32 and round once, so they
+// agree to an ulp. Sizes past cuBLAS's tensor-core tiles and odd ones.
+TEST_F(CudaVsCpu, ReducedPrecisionProductsOnTensorCores) {
+  for (metart_dtype dtype : {METART_BF16, METART_F16}) {
+    for (bool bias : {false, true}) {
+      std::vector<HostTensor> tensors = {random(dtype, {2, 130, 96}),
+                                         random(dtype, {2, 72, 96}),
+                                         HostTensor(dtype, {2, 130, 72})};
+      if (bias)
+        tensors.push_back(random(dtype, {2, 72}));
+      expectSame(
+          tensors, {2},
+          [bias](metart_context *c, const std::vector<metart_tensor> &t) {
+            return metart_nn_linear(c, &t[0], &t[1], bias ? &t[3] : nullptr,
+                                    &t[2]);
+          },
+          kGemmTolerance);
+    }
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        int64_t m = 67, n = 129, k = 40;
+        expectSame(
+            {random(dtype, {3, ta ? k : m, ta ? m : k}),
+             random(dtype, {3, tb ? n : k, tb ? k : n}),
+             HostTensor(dtype, {3, m, n})},
+            {2},
+            [ta, tb](metart_context *c, const std::vector<metart_tensor> &t) {
+              return metart_nn_matmul(c, &t[0], &t[1], ta, tb, &t[2]);
+            },
+            kGemmTolerance);
+      }
+  }
 }
 
 //===----------------------------------------------------------------------===//

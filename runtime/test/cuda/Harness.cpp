@@ -2,6 +2,8 @@
 
 #include "Harness.h"
 
+#include "Precision.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,6 +11,8 @@
 namespace metart::test {
 
 static size_t sizeOf(metart_dtype dtype) {
+  if (dtype == METART_BF16 || dtype == METART_F16)
+    return 2;
   return dtype == METART_F64 || dtype == METART_I64 ? 8 : 4;
 }
 
@@ -48,8 +52,11 @@ double HostTensor::at(int64_t i) const {
     return static_cast<double>(v);
   }
   case METART_BF16:
-  case METART_F16: // not used by these tests
-    break;
+  case METART_F16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return dtype == METART_BF16 ? bf16ToFloat(v) : f16ToFloat(v);
+  }
   }
   return 0;
 }
@@ -76,8 +83,12 @@ void HostTensor::set(int64_t i, double value) {
     return;
   }
   case METART_BF16:
-  case METART_F16: // not used by these tests
+  case METART_F16: {
+    float f = static_cast<float>(value);
+    uint16_t v = dtype == METART_BF16 ? floatToBf16(f) : floatToF16(f);
+    std::memcpy(p, &v, 2);
     return;
+  }
   }
 }
 
@@ -127,8 +138,7 @@ Outcome CudaVsCpu::runOn(metart_context *context,
     bool overwrite = false;
     for (int k : overwritten)
       overwrite |= k == static_cast<int>(i);
-    if (overwrite &&
-        (initial.dtype == METART_F32 || initial.dtype == METART_F64))
+    if (overwrite && initial.dtype != METART_I32 && initial.dtype != METART_I64)
       for (int64_t e = 0; e < initial.count(); ++e)
         initial.set(e, poison);
     void *data = nullptr;
@@ -171,8 +181,12 @@ void CudaVsCpu::expectSame(const std::vector<HostTensor> &tensors,
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     const HostTensor &want = expected.tensors[i], &got = actual.tensors[i];
-    bool isFloat = want.dtype == METART_F32 || want.dtype == METART_F64;
-    double tol = want.dtype == METART_F64 ? tolerance.f64 : tolerance.f32;
+    bool reduced = want.dtype == METART_BF16 || want.dtype == METART_F16;
+    bool isFloat =
+        reduced || want.dtype == METART_F32 || want.dtype == METART_F64;
+    double tol = want.dtype == METART_F64 ? tolerance.f64
+                 : reduced                ? tolerance.reduced
+                                          : tolerance.f32;
     int reported = 0;
     for (int64_t e = 0; e < want.count() && reported < 5; ++e) {
       double a = got.at(e), b = want.at(e);

@@ -42,11 +42,13 @@ struct HostTensor {
 };
 
 /// Relative tolerances by element type: |cuda - cpu| <= tol max(1, |cpu|).
+/// bf16 and f16 (`reduced`): results rounded once from f32 on both sides
+/// may differ by an ulp (2^-8 relative for bf16).
 struct Tolerance {
-  double f32 = 1e-5, f64 = 1e-12;
+  double f32 = 1e-5, f64 = 1e-12, reduced = 1e-2;
 };
 /// The tolerance of products (cuBLAS sums in another order than OpenBLAS).
-inline constexpr Tolerance kGemmTolerance{1e-4, 1e-12};
+inline constexpr Tolerance kGemmTolerance{1e-4, 1e-12, 1e-2};
 
 /// The tensors of a call, its descriptors as the call sees them.
 using Call = std::function<metart_status(metart_context *,
