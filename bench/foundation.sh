@@ -9,7 +9,12 @@
 #   bench/foundation.sh                 (steps 1-8)
 #   STEPS="1 4 8" ITERATIONS=3 PRECISIONS="f32 bf16" REMATS="off sqrt" \
 #     bench/foundation.sh
+#   bench/foundation.sh cuda            (on a GPU: the 1.14B GPT against
+#                                        PyTorch, bench/foundation_1b.sh)
 set -euo pipefail
+if [ "${1:-}" = cuda ]; then
+  exec "$(dirname "$0")/foundation_1b.sh"
+fi
 source "$(dirname "$0")/metac-binary.sh"
 steps_list=${STEPS:-"1 2 3 4 5 6 7 8"}
 iterations=${ITERATIONS:-3}
