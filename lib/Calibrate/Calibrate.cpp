@@ -338,6 +338,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   if (!products)
     return products.takeError();
   device.gemmRates = products->gemm;
+  device.gemmPerTaskRates = products->gemmPerTask;
   // Again with the same operands call after call: the calls of a program
   // that read what the ops before them wrote, still in cache.
   say("kernels and products with their operands in cache");
@@ -351,6 +352,7 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
     return hotProducts.takeError();
   session.setHotOperands(false);
   device.gemmHotRates = hotProducts->gemm;
+  device.gemmPerTaskHotRates = hotProducts->gemmPerTask;
   for (MeasuredKernel &k : kernels->kinds)
     for (const MeasuredKernel &hot : hotKernels->kinds)
       if (hot.fit.kind == k.fit.kind && hot.fit.bytes == k.fit.bytes)
@@ -425,8 +427,11 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   note(llvm::formatv(
       "Every kernel and product is timed twice: its operands cycling "
       "through copies (from memory as far as 256 MiB of copies allow: "
-      "'seconds', 'gemm') and the same operands call after call (from "
-      "cache: 'hot_seconds', 'gemm_hot'). cache_bytes ({0:f2} MiB): the "
+      "'seconds', 'gemm', 'gemm_per_task') and the same operands call "
+      "after call (from cache: 'hot_seconds', 'gemm_hot', "
+      "'gemm_per_task_hot'); 'gemm_per_task' holds the GEMMs of linear "
+      "layers with one weight per task, 'gemm' the others. cache_bytes "
+      "({0:f2} MiB): the "
       "caches from L2 up private to a core (sysfs), the cache the hot "
       "times come from, none when ranks outnumber cores and take turns on "
       "them; the cost model reads an operand touched again within that "

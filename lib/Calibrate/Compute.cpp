@@ -7,11 +7,14 @@
 // scratch memory as compiled code does. The per-call part of a product
 // (alpha: dispatch, allocation, BLAS set-up) is fitted over all of them
 // (operands taken in turn from copies, as for the other kernels),
-// and the GEMM table's rate is what remains: flops / (time - alpha) by the
-// FLOPs of one BLAS call (a per-task weight or a batched matmul makes one
-// call per task or batch entry), calls of similar FLOPs merged. Also: the
-// bandwidth of a large elementwise op (the roofline's memory side) and the time
-// of a runtime call that does nearly nothing (the floor of every op).
+// and the GEMM tables' rates are what remains: flops / (time - alpha) by
+// the FLOPs of one BLAS call (a per-task weight or a batched matmul makes
+// one call per task or batch entry), calls of similar FLOPs merged; the
+// per-task linear layers get a table of their own (their few rows do not
+// amortise packing the whole weight: 5 x 256 by 256 x 256 per task ran at
+// a quarter of the rate of a weight-gradient product of the same FLOPs). Also:
+// the bandwidth of a large elementwise op (the roofline's memory side) and the
+// time of a runtime call that does nearly nothing (the floor of every op).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +38,51 @@ namespace {
 /// weight and one per batch entry of a matmul).
 struct ProductSample {
   double flops = 0, bytes = 0, f32 = 0, f64 = 0, gemms = 1;
+  /// A linear layer with one weight per task.
+  bool perTask = false;
 };
+
+/// The rate table of `samples` by the FLOPs of one BLAS call: each
+/// product's rate once the per-call part `alpha` is taken away, its time
+/// shared among its GEMMs; GEMMs within 25% of each other's FLOPs are one
+/// entry (their total FLOPs over their total compute time, at their
+/// geometric mean), the table strictly increasing.
+std::vector<GemmRate> rateTable(llvm::ArrayRef<ProductSample> samples,
+                                double alpha) {
+  struct Gemm {
+    double flops, f32, f64;
+  };
+  std::vector<Gemm> sorted;
+  for (const ProductSample &s : samples)
+    sorted.push_back({s.flops / s.gemms, (s.f32 - alpha) / s.gemms,
+                      (s.f64 - alpha) / s.gemms});
+  llvm::sort(sorted,
+             [](const Gemm &a, const Gemm &b) { return a.flops < b.flops; });
+  std::vector<GemmRate> table;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t end = i;
+    double logSum = 0, total = 0, f32 = 0, f64 = 0;
+    for (; end < sorted.size() && sorted[end].flops < 1.25 * sorted[i].flops;
+         ++end) {
+      logSum += std::log(sorted[end].flops);
+      total += sorted[end].flops;
+      f32 += sorted[end].f32;
+      f64 += sorted[end].f64;
+    }
+    GemmRate rate;
+    rate.flops = std::exp(logSum / double(end - i));
+    rate.rate.f32 = total / f32;
+    rate.rate.f64 = total / f64;
+    table.push_back(rate);
+    i = end;
+  }
+  // The geometric mean can round onto its neighbour's FLOPs only if they
+  // are equal; keep the table strictly increasing all the same.
+  for (size_t i = 1; i < table.size(); ++i)
+    table[i].flops =
+        std::max(table[i].flops, std::nextafter(table[i - 1].flops, HUGE_VAL));
+  return table;
+}
 
 /// Times `kernel` (a product of `flops` writing a `resultShape` result
 /// from operands of `shapes`) in f32 and f64; the operands are filled with
@@ -124,6 +171,7 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
                     double(t), linear, "metart_nn_linear", plan.product);
     if (!s)
       return s.takeError();
+    s->perTask = true;
     record(perTask, text, *s);
     s = timeProduct(
         session, {{t, n, m}, {t, n, k}}, {t, m, k}, 2.0 * double(t * n * k * m),
@@ -168,43 +216,14 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
     beta = std::max(
         {beta, s.bytes / (s.f32 - alpha), 2 * s.bytes / (s.f64 - alpha)});
 
-  // The table, by the FLOPs of one BLAS call: each product's rate once
-  // the per-call part is taken away, its time shared among its GEMMs;
-  // GEMMs within 25% of each other's FLOPs are one entry (their total
-  // FLOPs over their total compute time, at their geometric mean).
-  struct Gemm {
-    double flops, f32, f64;
-  };
-  std::vector<Gemm> sorted;
-  for (const ProductSample &s : samples)
-    sorted.push_back({s.flops / s.gemms, (s.f32 - alpha) / s.gemms,
-                      (s.f64 - alpha) / s.gemms});
-  llvm::sort(sorted,
-             [](const Gemm &a, const Gemm &b) { return a.flops < b.flops; });
+  // Two tables: per-task linear layers' GEMMs (few rows against a whole
+  // weight) run below the others' of the same FLOPs.
   MeasuredProducts result;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t end = i;
-    double logSum = 0, total = 0, f32 = 0, f64 = 0;
-    for (; end < sorted.size() && sorted[end].flops < 1.25 * sorted[i].flops;
-         ++end) {
-      logSum += std::log(sorted[end].flops);
-      total += sorted[end].flops;
-      f32 += sorted[end].f32;
-      f64 += sorted[end].f64;
-    }
-    GemmRate rate;
-    rate.flops = std::exp(logSum / double(end - i));
-    rate.rate.f32 = total / f32;
-    rate.rate.f64 = total / f64;
-    result.gemm.push_back(rate);
-    i = end;
-  }
-  // The geometric mean can round onto its neighbour's FLOPs only if they
-  // are equal; keep the table strictly increasing all the same.
-  for (size_t i = 1; i < result.gemm.size(); ++i)
-    result.gemm[i].flops =
-        std::max(result.gemm[i].flops,
-                 std::nextafter(result.gemm[i - 1].flops, HUGE_VAL));
+  llvm::SmallVector<ProductSample> perTaskSamples, others;
+  for (const ProductSample &s : samples)
+    (s.perTask ? perTaskSamples : others).push_back(s);
+  result.gemm = rateTable(others, alpha);
+  result.gemmPerTask = rateTable(perTaskSamples, alpha);
 
   MeasuredKernel &product = result.kernel;
   product.fit.kind = "product";

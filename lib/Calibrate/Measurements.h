@@ -101,7 +101,8 @@ llvm::Expected<MeasuredKernels> measureKernels(Session &session,
 /// the per-call part; beta: at least `streamBandwidth`, and high enough
 /// that every measured product is priced by its rate).
 struct MeasuredProducts {
-  std::vector<planner::GemmRate> gemm;
+  /// Every product but the per-task linear layers', and theirs alone.
+  std::vector<planner::GemmRate> gemm, gemmPerTask;
   MeasuredKernel kernel;
 };
 llvm::Expected<MeasuredProducts>

@@ -203,6 +203,8 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapRequired("launch_overhead", d.launchOverhead);
     io.mapOptional("gemm", d.gemmRates);
     io.mapOptional("gemm_hot", d.gemmHotRates);
+    io.mapOptional("gemm_per_task", d.gemmPerTaskRates);
+    io.mapOptional("gemm_per_task_hot", d.gemmPerTaskHotRates);
     io.mapOptional("cache_bytes", d.cacheBytes, 0.0);
     io.mapOptional("kernels", d.kernelFits);
     io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
@@ -233,12 +235,15 @@ template <> struct MappingTraits<DeviceDescription> {
              std::to_string(d.processorShare);
     if (!positive(d.parallelDispatch, true))
       return mustBe("device", "parallel_dispatch", d.parallelDispatch, true);
-    for (size_t i = 1; i < d.gemmRates.size(); ++i)
-      if (!(d.gemmRates[i].flops > d.gemmRates[i - 1].flops))
-        return "device: 'gemm' must be sorted by 'flops', increasing";
-    for (size_t i = 1; i < d.gemmHotRates.size(); ++i)
-      if (!(d.gemmHotRates[i].flops > d.gemmHotRates[i - 1].flops))
-        return "device: 'gemm_hot' must be sorted by 'flops', increasing";
+    for (auto [table, name] :
+         {std::pair{&d.gemmRates, "gemm"},
+          std::pair{&d.gemmHotRates, "gemm_hot"},
+          std::pair{&d.gemmPerTaskRates, "gemm_per_task"},
+          std::pair{&d.gemmPerTaskHotRates, "gemm_per_task_hot"}})
+      for (size_t i = 1; i < table->size(); ++i)
+        if (!((*table)[i].flops > (*table)[i - 1].flops))
+          return std::string("device: '") + name +
+                 "' must be sorted by 'flops', increasing";
     if (!positive(d.cacheBytes, true))
       return mustBe("device", "cache_bytes", d.cacheBytes, true);
     return "";

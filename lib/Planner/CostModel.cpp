@@ -162,10 +162,18 @@ double rateFor(const PeakFlops &peak, Type element) {
 }
 
 /// The rate of one GEMM of `flops` on `device`: the calibrated table
-/// (interpolated in log-log by the GEMM's FLOPs), else the peak.
+/// (interpolated in log-log by the GEMM's FLOPs), else the peak. A
+/// per-task linear layer's GEMM (`perTask`) reads the per-task table up to
+/// its largest entry.
 double gemmRate(double flops, Type element, const DeviceDescription &device,
-                bool hot = false) {
-  const std::vector<GemmRate> &table = hot && !device.gemmHotRates.empty()
+                bool hot = false, bool perTask = false) {
+  const std::vector<GemmRate> &perTaskTable =
+      hot && !device.gemmPerTaskHotRates.empty() ? device.gemmPerTaskHotRates
+                                                 : device.gemmPerTaskRates;
+  bool ownTable =
+      perTask && !perTaskTable.empty() && flops <= perTaskTable.back().flops;
+  const std::vector<GemmRate> &table = ownTable ? perTaskTable
+                                       : hot && !device.gemmHotRates.empty()
                                            ? device.gemmHotRates
                                            : device.gemmRates;
   if (table.empty())
@@ -212,6 +220,8 @@ double attentionTiles(Value q, Value k) {
 /// which read the image directly).
 struct ProductShape {
   double calls = 1, columnBytes = 0;
+  /// A linear layer with one weight per task (its own GEMM table).
+  bool perTask = false;
 };
 
 ProductShape productShapeOf(Operation *op) {
@@ -231,9 +241,11 @@ ProductShape productShapeOf(Operation *op) {
   };
   if (auto o = dyn_cast<nn::LinearOp>(op)) {
     auto weight = cast<RankedTensorType>(o.getWeight().getType());
-    if (weight.getRank() > 2)
+    if (weight.getRank() > 2) {
       shape.calls = double(weight.getNumElements()) /
                     (dim(o.getWeight(), 1) * dim(o.getWeight(), 2));
+      shape.perTask = true;
+    }
   } else if (auto o = dyn_cast<nn::MatmulOp>(op)) {
     shape.calls = elementsOf(o.getResult().getType()) /
                   trailingElements(o.getResult(), 2);
@@ -413,7 +425,7 @@ double Estimator::priceCall(Operation *op, const OpCost &c, bool hot,
     ProductShape shape = productShapeOf(op);
     double perCall = c.flops / shape.calls;
     compute = shape.calls * perCall /
-              gemmRate(perCall, elementTypeOf(op), device, hot);
+              gemmRate(perCall, elementTypeOf(op), device, hot, shape.perTask);
     if (shape.columnBytes > 0) {
       const KernelFit *gather = device.kernel("transpose");
       double rate = gather ? gather->beta : device.memoryBandwidth;
@@ -468,10 +480,10 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   program.scratchBytes = replayScratch(function).peakBytes;
   // Where both are calibrated, an op runs between its speed on operands
   // from memory and on operands in cache, by the share it finds in cache.
-  bool hotTables = !device.gemmHotRates.empty() ||
-                   llvm::any_of(device.kernelFits, [](const KernelFit &k) {
-                     return !k.hotSeconds.empty();
-                   });
+  bool hotTables =
+      !device.gemmHotRates.empty() || !device.gemmPerTaskHotRates.empty() ||
+      llvm::any_of(device.kernelFits,
+                   [](const KernelFit &k) { return !k.hotSeconds.empty(); });
   DenseMap<Operation *, double> inCache;
   if (hotTables)
     inCache = cacheResidency(function, device.cacheBytes);

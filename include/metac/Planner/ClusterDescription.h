@@ -87,6 +87,14 @@ struct DeviceDescription {
   std::vector<GemmRate> gemmRates;
   /// The same GEMMs with their operands in cache (optional).
   std::vector<GemmRate> gemmHotRates;
+  /// The GEMMs of a linear layer with one weight per task (optional; the
+  /// `gemm` table otherwise): few rows against a whole weight, whose
+  /// packing the rows do not amortise, so they run below a shared
+  /// weight's or a matmul's GEMM of the same FLOPs. Above the table's
+  /// largest entry the `gemm` table prices them.
+  std::vector<GemmRate> gemmPerTaskRates;
+  /// The same with their operands in cache (optional).
+  std::vector<GemmRate> gemmPerTaskHotRates;
   /// The bytes of cache a device keeps to itself (a CPU core's L2 and its
   /// share of the L3); 0: unknown. Data touched again within this many
   /// bytes of other data is read from cache (the `hot` tables).
