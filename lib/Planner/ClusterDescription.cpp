@@ -523,13 +523,15 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
     os << "  measured " << t.collective << " over " << t.group << " ("
        << stringifyLinkLevel(t.placement) << "): " << t.bytes.size()
        << " sizes\n";
-  if (!d.gemmRates.empty()) {
-    const GemmRate &small = d.gemmRates.front(), &large = d.gemmRates.back();
-    os << llvm::formatv("  gemm: {0} sizes, f32 {1:f2} GFLOP/s at {2:e1} "
-                        "FLOPs to {3:f2} GFLOP/s at {4:e1} FLOPs\n",
-                        d.gemmRates.size(), small.rate.f32 / 1e9, small.flops,
-                        large.rate.f32 / 1e9, large.flops);
-  }
+  for (auto [table, name] : {std::pair{&d.gemmRates, "gemm"},
+                             std::pair{&d.gemmPerTaskRates, "gemm per task"}})
+    if (!table->empty()) {
+      const GemmRate &small = table->front(), &large = table->back();
+      os << llvm::formatv("  {0}: {1} sizes, f32 {2:f2} GFLOP/s at {3:e1} "
+                          "FLOPs to {4:f2} GFLOP/s at {5:e1} FLOPs\n",
+                          name, table->size(), small.rate.f32 / 1e9,
+                          small.flops, large.rate.f32 / 1e9, large.flops);
+    }
   if (d.processorShare < 1)
     os << llvm::formatv("  each device gets {0:f2} of a processor; a waiting "
                         "one takes {1:f2} of a computing one's share; ranks "
