@@ -95,29 +95,23 @@ KernelStatus attentionOf(const ChunkProducts &mm, DeviceWorkspace &workspace,
   A *scores = carve.take<A>(terms);
   T *p = kSame ? reinterpret_cast<T *>(scores) : carve.take<T>(terms);
   const int64_t S = s.length, K = s.keys, D = s.width, E = s.values;
-  for (int64_t b = 0; b < s.batch; b += c.group) {
-    int64_t group = std::min(c.group, s.batch - b);
-    for (int64_t first = 0; first < S; first += c.rows) {
-      int64_t rows = std::min(c.rows, S - first),
-              keys = chunkKeys(s, first, rows);
-      const T *qc = q + (b * S + first) * D;
-      KernelStatus status =
-          mm(mm.accumulator, group, rows, keys, D, {qc, D, false, S * D},
-             {k + b * K * D, D, true, K * D}, 0, {scores, keys, rows * keys});
-      if (status.failed())
-        return status;
-      softmaxRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0, mm.stream>>>(
-          group * rows, rows, first, keys, s.causal, A(s.scale), scores, p);
-      if (status = checkLaunch("attention softmax"); status.failed())
-        return status;
-      status = mm(mm.dtype, group, rows, E, keys, {p, keys, false, rows * keys},
-                  {v + b * K * E, E, false, K * E}, 0,
-                  {y + (b * S + first) * E, E, S * E});
-      if (status.failed())
-        return status;
-    }
-  }
-  return KernelStatus::ok();
+  return forEachChunk(s, c, [&](const Chunk &chunk) {
+    int64_t b = chunk.batch, group = chunk.group, first = chunk.first,
+            rows = chunk.rows, keys = chunk.keys;
+    const T *qc = q + (b * S + first) * D;
+    KernelStatus status =
+        mm(mm.accumulator, group, rows, keys, D, {qc, D, false, S * D},
+           {k + b * K * D, D, true, K * D}, 0, {scores, keys, rows * keys});
+    if (status.failed())
+      return status;
+    softmaxRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0, mm.stream>>>(
+        group * rows, rows, first, keys, s.causal, A(s.scale), scores, p);
+    if (status = checkLaunch("attention softmax"); status.failed())
+      return status;
+    return mm(mm.dtype, group, rows, E, keys, {p, keys, false, rows * keys},
+              {v + b * K * E, E, false, K * E}, 0,
+              {y + (b * S + first) * E, E, S * E});
+  });
 }
 
 template <typename T>
@@ -155,45 +149,41 @@ KernelStatus attentionBackwardOf(CudaBackend &backend, const ChunkProducts &mm,
     if (KernelStatus status = zeroed(mm.stream, sum, count * sizeof(A));
         status.failed())
       return status;
-  for (int64_t b = 0; b < s.batch; b += c.group) {
-    int64_t group = std::min(c.group, s.batch - b);
+  KernelStatus walked = forEachChunk(s, c, [&](const Chunk &chunk) {
+    int64_t b = chunk.batch, group = chunk.group, first = chunk.first,
+            rows = chunk.rows, keys = chunk.keys;
     const T *kb = k + b * K * D, *vb = v + b * K * E;
-    for (int64_t first = 0; first < S; first += c.rows) {
-      int64_t rows = std::min(c.rows, S - first),
-              keys = chunkKeys(s, first, rows);
-      const T *qc = q + (b * S + first) * D, *dyc = dy + (b * S + first) * E;
-      KernelStatus status =
-          mm(mm.accumulator, group, rows, keys, D, {qc, D, false, S * D},
-             {kb, D, true, K * D}, 0, {scores, keys, rows * keys});
-      if (!status.failed() && scoresGrad)
-        status =
-            mm(mm.accumulator, group, rows, keys, E, {dyc, E, false, S * E},
-               {vb, E, true, K * E}, 0, {dp, keys, rows * keys});
-      if (status.failed())
-        return status;
-      backwardRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0,
-                           mm.stream>>>(group * rows, rows, first, keys,
-                                        s.causal, A(s.scale), scores, dp, p,
-                                        ds);
-      if (status = checkLaunch("attention backward rows"); status.failed())
-        return status;
-      // dv += P^T dy, dq = dS k, dk += dS^T q.
-      if (dv)
-        status = mm(mm.accumulator, group, keys, E, rows,
-                    {p, keys, true, rows * keys}, {dyc, E, false, S * E}, 1,
-                    {dvSum + b * K * E, E, K * E});
-      if (!status.failed() && dq)
-        status =
-            mm(mm.dtype, group, rows, D, keys, {ds, keys, false, rows * keys},
-               {kb, D, false, K * D}, 0, {dq + (b * S + first) * D, D, S * D});
-      if (!status.failed() && dk)
-        status = mm(mm.accumulator, group, keys, D, rows,
-                    {ds, keys, true, rows * keys}, {qc, D, false, S * D}, 1,
-                    {dkSum + b * K * D, D, K * D});
-      if (status.failed())
-        return status;
-    }
-  }
+    const T *qc = q + (b * S + first) * D, *dyc = dy + (b * S + first) * E;
+    KernelStatus status =
+        mm(mm.accumulator, group, rows, keys, D, {qc, D, false, S * D},
+           {kb, D, true, K * D}, 0, {scores, keys, rows * keys});
+    if (!status.failed() && scoresGrad)
+      status = mm(mm.accumulator, group, rows, keys, E, {dyc, E, false, S * E},
+                  {vb, E, true, K * E}, 0, {dp, keys, rows * keys});
+    if (status.failed())
+      return status;
+    backwardRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0, mm.stream>>>(
+        group * rows, rows, first, keys, s.causal, A(s.scale), scores, dp, p,
+        ds);
+    if (status = checkLaunch("attention backward rows"); status.failed())
+      return status;
+    // dv += P^T dy, dq = dS k, dk += dS^T q.
+    if (dv)
+      status =
+          mm(mm.accumulator, group, keys, E, rows, {p, keys, true, rows * keys},
+             {dyc, E, false, S * E}, 1, {dvSum + b * K * E, E, K * E});
+    if (!status.failed() && dq)
+      status =
+          mm(mm.dtype, group, rows, D, keys, {ds, keys, false, rows * keys},
+             {kb, D, false, K * D}, 0, {dq + (b * S + first) * D, D, S * D});
+    if (!status.failed() && dk)
+      status = mm(mm.accumulator, group, keys, D, rows,
+                  {ds, keys, true, rows * keys}, {qc, D, false, S * D}, 1,
+                  {dkSum + b * K * D, D, K * D});
+    return status;
+  });
+  if (walked.failed())
+    return walked;
   KernelStatus status = KernelStatus::ok();
   if constexpr (!kSame) {
     if (dk)

@@ -62,6 +62,27 @@ inline int64_t chunkKeys(const AttentionSizes &s, int64_t first, int64_t rows) {
   return s.causal ? std::min(s.keys, first + rows) : s.keys;
 }
 
+/// One chunk: batch items [batch, batch + group), queries [first, first +
+/// rows) of each, against the first `keys` keys.
+struct Chunk {
+  int64_t batch, group, first, rows, keys;
+};
+
+/// Calls `fn(chunk)` for the chunks of `c` in order, batch items outer,
+/// until one fails; returns that failure.
+template <typename Fn>
+KernelStatus forEachChunk(const AttentionSizes &s, const Chunking &c, Fn fn) {
+  for (int64_t b = 0; b < s.batch; b += c.group)
+    for (int64_t first = 0; first < s.length; first += c.rows) {
+      int64_t rows = std::min(c.rows, s.length - first);
+      Chunk chunk{b, std::min(c.group, s.batch - b), first, rows,
+                  chunkKeys(s, first, rows)};
+      if (KernelStatus status = fn(chunk); status.failed())
+        return status;
+    }
+  return KernelStatus::ok();
+}
+
 /// The keys query `query` sees among the chunk's `keys`.
 __device__ inline int64_t seenKeys(bool causal, int64_t query, int64_t keys) {
   return causal ? min(keys, query + 1) : keys;

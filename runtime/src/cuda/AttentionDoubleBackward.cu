@@ -143,89 +143,86 @@ KernelStatus doubleBackwardOf(CudaBackend &backend, const ChunkProducts &mm,
         return status;
   bool scoresBar = gq || gk;
   metart_dtype acc = mm.accumulator;
-  for (int64_t b = 0; b < s.batch; b += c.group) {
-    int64_t group = std::min(c.group, s.batch - b);
+  KernelStatus walked = forEachChunk(s, c, [&](const Chunk &chunk) {
+    int64_t b = chunk.batch, group = chunk.group, first = chunk.first,
+            rows = chunk.rows, keys = chunk.keys;
     const T *kb = k + b * K * D, *vb = v + b * K * E;
-    for (int64_t first = 0; first < S; first += c.rows) {
-      int64_t rows = std::min(c.rows, S - first),
-              keys = chunkKeys(s, first, rows);
-      int64_t qAt = (b * S + first) * D, yAt = (b * S + first) * E;
-      GemmResult terms{nullptr, keys, rows * keys};
-      auto into = [&](A *data) {
-        GemmResult r = terms;
-        r.data = data;
-        return r;
-      };
-      GemmOperand keysOf{kb, D, true, K * D}, valuesOf{vb, E, true, K * E};
-      KernelStatus status =
-          mm(acc, group, rows, keys, D, {q + qAt, D, false, S * D}, keysOf, 0,
-             into(scores));
-      if (!status.failed())
-        status = mm(acc, group, rows, keys, E, {dy + yAt, E, false, S * E},
-                    valuesOf, 0, into(dp));
-      if (!status.failed() && gq)
-        status = mm(acc, group, rows, keys, D, {gq + qAt, D, false, S * D},
-                    keysOf, 0, into(dsBar));
+    int64_t qAt = (b * S + first) * D, yAt = (b * S + first) * E;
+    GemmResult terms{nullptr, keys, rows * keys};
+    auto into = [&](A *data) {
+      GemmResult r = terms;
+      r.data = data;
+      return r;
+    };
+    GemmOperand keysOf{kb, D, true, K * D}, valuesOf{vb, E, true, K * E};
+    KernelStatus status =
+        mm(acc, group, rows, keys, D, {q + qAt, D, false, S * D}, keysOf, 0,
+           into(scores));
+    if (!status.failed())
+      status = mm(acc, group, rows, keys, E, {dy + yAt, E, false, S * E},
+                  valuesOf, 0, into(dp));
+    if (!status.failed() && gq)
+      status = mm(acc, group, rows, keys, D, {gq + qAt, D, false, S * D},
+                  keysOf, 0, into(dsBar));
+    if (!status.failed() && gk)
+      status = mm(acc, group, rows, keys, D, {q + qAt, D, false, S * D},
+                  {gk + b * K * D, D, true, K * D}, gq ? 1 : 0, into(dsBar));
+    if (!status.failed() && gv)
+      status = mm(acc, group, rows, keys, E, {dy + yAt, E, false, S * E},
+                  {gv + b * K * E, E, true, K * E}, 0, into(dyGv));
+    if (status.failed())
+      return status;
+    doubleBackwardRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0,
+                               mm.stream>>>(
+        group * rows, rows, first, keys, s.causal, A(s.scale),
+        RowTerms<A>{scores, dp, scoresBar ? dsBar : nullptr,
+                    gv ? dyGv : nullptr},
+        rowsOut);
+    if (status = checkLaunch("attention double backward rows"); status.failed())
+      return status;
+    metart_dtype sumType = kSame ? mm.dtype : acc;
+    auto rowOf = [&](const T *t) {
+      return GemmOperand{t, keys, false, rows * keys};
+    };
+    auto columnOf = [&](const T *t) {
+      return GemmOperand{t, keys, true, rows * keys};
+    };
+    // q-bar = (scale S-bar) k + (scale dS) gk.
+    if (sums[0]) {
+      GemmResult out{sums[0] + qAt, D, S * D};
+      status = mm(sumType, group, rows, D, keys, rowOf(rowsOut.sBar),
+                  {kb, D, false, K * D}, 0, out);
       if (!status.failed() && gk)
-        status = mm(acc, group, rows, keys, D, {q + qAt, D, false, S * D},
-                    {gk + b * K * D, D, true, K * D}, gq ? 1 : 0, into(dsBar));
-      if (!status.failed() && gv)
-        status = mm(acc, group, rows, keys, E, {dy + yAt, E, false, S * E},
-                    {gv + b * K * E, E, true, K * E}, 0, into(dyGv));
-      if (status.failed())
-        return status;
-      doubleBackwardRowsKernel<<<rowBlocks(group * rows), kRowThreads, 0,
-                                 mm.stream>>>(
-          group * rows, rows, first, keys, s.causal, A(s.scale),
-          RowTerms<A>{scores, dp, scoresBar ? dsBar : nullptr,
-                      gv ? dyGv : nullptr},
-          rowsOut);
-      if (status = checkLaunch("attention double backward rows");
-          status.failed())
-        return status;
-      metart_dtype sumType = kSame ? mm.dtype : acc;
-      auto rowOf = [&](const T *t) {
-        return GemmOperand{t, keys, false, rows * keys};
-      };
-      auto columnOf = [&](const T *t) {
-        return GemmOperand{t, keys, true, rows * keys};
-      };
-      // q-bar = (scale S-bar) k + (scale dS) gk.
-      if (sums[0]) {
-        GemmResult out{sums[0] + qAt, D, S * D};
-        status = mm(sumType, group, rows, D, keys, rowOf(rowsOut.sBar),
-                    {kb, D, false, K * D}, 0, out);
-        if (!status.failed() && gk)
-          status = mm(sumType, group, rows, D, keys, rowOf(rowsOut.ds),
-                      {gk + b * K * D, D, false, K * D}, 1, out);
-      }
-      // k-bar += (scale S-bar)^T q + (scale dS)^T gq.
-      if (!status.failed() && sums[1]) {
-        GemmResult out{sums[1] + b * K * D, D, K * D};
-        status = mm(sumType, group, keys, D, rows, columnOf(rowsOut.sBar),
-                    {q + qAt, D, false, S * D}, 1, out);
-        if (!status.failed() && gq)
-          status = mm(sumType, group, keys, D, rows, columnOf(rowsOut.ds),
-                      {gq + qAt, D, false, S * D}, 1, out);
-      }
-      // v-bar += dP-bar^T dy.
-      if (!status.failed() && sums[2])
-        status =
-            mm(sumType, group, keys, E, rows, columnOf(rowsOut.dpBar),
-               {dy + yAt, E, false, S * E}, 1, {sums[2] + b * K * E, E, K * E});
-      // dy-bar = dP-bar v + P gv.
-      if (!status.failed() && sums[3]) {
-        GemmResult out{sums[3] + yAt, E, S * E};
-        status = mm(sumType, group, rows, E, keys, rowOf(rowsOut.dpBar),
-                    {vb, E, false, K * E}, 0, out);
-        if (!status.failed() && gv)
-          status = mm(sumType, group, rows, E, keys, rowOf(rowsOut.p),
-                      {gv + b * K * E, E, false, K * E}, 1, out);
-      }
-      if (status.failed())
-        return status;
+        status = mm(sumType, group, rows, D, keys, rowOf(rowsOut.ds),
+                    {gk + b * K * D, D, false, K * D}, 1, out);
     }
-  }
+    // k-bar += (scale S-bar)^T q + (scale dS)^T gq.
+    if (!status.failed() && sums[1]) {
+      GemmResult out{sums[1] + b * K * D, D, K * D};
+      status = mm(sumType, group, keys, D, rows, columnOf(rowsOut.sBar),
+                  {q + qAt, D, false, S * D}, 1, out);
+      if (!status.failed() && gq)
+        status = mm(sumType, group, keys, D, rows, columnOf(rowsOut.ds),
+                    {gq + qAt, D, false, S * D}, 1, out);
+    }
+    // v-bar += dP-bar^T dy.
+    if (!status.failed() && sums[2])
+      status =
+          mm(sumType, group, keys, E, rows, columnOf(rowsOut.dpBar),
+             {dy + yAt, E, false, S * E}, 1, {sums[2] + b * K * E, E, K * E});
+    // dy-bar = dP-bar v + P gv.
+    if (!status.failed() && sums[3]) {
+      GemmResult out{sums[3] + yAt, E, S * E};
+      status = mm(sumType, group, rows, E, keys, rowOf(rowsOut.dpBar),
+                  {vb, E, false, K * E}, 0, out);
+      if (!status.failed() && gv)
+        status = mm(sumType, group, rows, E, keys, rowOf(rowsOut.p),
+                    {gv + b * K * E, E, false, K * E}, 1, out);
+    }
+    return status;
+  });
+  if (walked.failed())
+    return walked;
   if constexpr (!kSame)
     for (int i = 0; i < 4; ++i)
       if (outs[i])
