@@ -53,8 +53,8 @@ public:
   /// reset: a later scratch allocation of the same rounded size reuses it.
   /// The bytes stay counted: they are still taken from the device.
   void freeScratch(void *data, size_t bytes);
-  /// Releases every scratch block at once. When the last iteration needed
-  /// several chunks, the next one gets a single chunk of their total size.
+  /// Releases every scratch block at once. The chunks stay, to be bumped
+  /// through again in the same order.
   void resetScratch();
 
   /// A persistent buffer, valid until `freeBuffer`. On failure as
@@ -84,9 +84,9 @@ private:
   DeviceAllocator &allocator;
   size_t limitBytes;
   std::vector<Chunk> chunks;
-  /// The capacity the next first chunk gets (the total of the chunks that
-  /// the last iteration needed).
-  size_t nextChunkBytes = 0;
+  /// The chunk that scratch allocations bump through now; those before it
+  /// had no room for a later request.
+  size_t currentChunk = 0;
   std::unordered_map<void *, size_t> buffers;
   /// Scratch blocks given back before the reset, by rounded size.
   std::unordered_map<size_t, std::vector<void *>> freeScratchBlocks;
