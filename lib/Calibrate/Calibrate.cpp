@@ -49,10 +49,20 @@ Plan metac::calibrate::planFor(bool quick, bool cuda, int64_t loopThreads) {
         {5, 5, 16, 16},    {25, 10, 40, 40},   {32, 16, 64, 64},
         {25, 20, 32, 128}, {5, 5, 256, 256},   {16, 32, 128, 128},
         {8, 64, 512, 64},  {32, 64, 256, 256}, {32, 64, 512, 512}};
-    plan.kernelShapes = {{4, 5, 10},    {5, 10, 40},  {25, 10, 40},
-                         {25, 40, 40},  {32, 64, 64}, {32, 64, 256},
-                         {32, 128, 256}};
+    plan.kernelShapes = {{4, 5, 10},     {5, 10, 40},   {25, 10, 40},
+                         {25, 40, 40},   {32, 64, 64},  {32, 64, 256},
+                         {32, 128, 256}, {8, 256, 1024}};
     plan.optimizerWidths = {8, 40, 64, 128, 256, 512};
+  }
+  // GEMMs by shape: one to a few hundred rows (a task's, or a data
+  // shard's) against weights of 16 x 16 to 1024 x 1024 (a GPU: to 8192).
+  plan.gridThin = {1, 4, 16, 64, 256};
+  plan.gridSides = {16, 64, 256, 512, 1024};
+  if (cuda)
+    plan.gridSides = {64, 256, 1024, 4096, 8192};
+  if (quick) {
+    plan.gridThin = {1, 16, 256};
+    plan.gridSides = {16, 256, cuda ? 4096 : 1024};
   }
   // Operands well beyond the last-level cache.
   plan.streamElements = (quick ? 8 : 16) << 20;
@@ -353,6 +363,11 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
   session.setHotOperands(false);
   device.gemmHotRates = hotProducts->gemm;
   device.gemmPerTaskHotRates = hotProducts->gemmPerTask;
+  device.gemmGrid = products->grid;
+  for (size_t i = 0; i < device.gemmGrid.rows.size(); ++i) {
+    device.gemmGrid.rows[i].f32Hot = hotProducts->grid.rows[i].f32;
+    device.gemmGrid.rows[i].f64Hot = hotProducts->grid.rows[i].f64;
+  }
   for (MeasuredKernel &k : kernels->kinds)
     for (const MeasuredKernel &hot : hotKernels->kinds)
       if (hot.fit.kind == k.fit.kind && hot.fit.bytes == k.fit.bytes)
@@ -542,6 +557,19 @@ metac::calibrate::calibrate(const CalibrationOptions &options) {
        "product's alpha) / calls); calls within 25% of each other's FLOPs "
        "make one entry (their FLOPs over their compute time, at their "
        "geometric mean); peak_flops is the best of these rates.");
+  note(llvm::formatv(
+      "gemm_grid: GEMMs by shape, what the cost model prices every product "
+      "by (the FLOPs tables are for descriptions without it): a GEMM's "
+      "thin dimension (the smallest of m, n, k) by its area (the product of "
+      "the other two). Each cell (thin t in {0}; area p x p, p in {1}) is "
+      "metart_nn_matmul of [t, p] by [p, p] transposed (a linear layer), "
+      "[t, p] transposed by [t, p] (a weight gradient) and [t, p] by [p, p] "
+      "(an input gradient), medians of {2} samples of {3:f0} ms; rate = the "
+      "three calls' FLOPs over their times less the product's alpha. At "
+      "equal FLOPs thin GEMMs run far slower (the weight packed for a few "
+      "rows), which a table by FLOPs cannot tell apart.",
+      sizes(plan.gridThin), sizes(plan.gridSides), plan.kernel.samples,
+      plan.kernel.sampleSeconds * 1e3));
   for (const MeasuredKernel *k : measured) {
     note(llvm::formatv(
         "  {0}: alpha {1:f2} us, beta {2:f2} GB/s, worst "

@@ -225,6 +225,60 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
   result.gemm = rateTable(others, alpha);
   result.gemmPerTask = rateTable(perTaskSamples, alpha);
 
+  // The grid: each cell's three products, their FLOPs over their time
+  // less the per-call part.
+  result.grid.area.clear();
+  for (int64_t side : plan.gridSides)
+    result.grid.area.push_back(double(side * side));
+  for (int64_t thin : plan.gridThin) {
+    planner::GemmGridRow row;
+    row.thin = double(thin);
+    for (int64_t side : plan.gridSides) {
+      // lhs, rhs shapes and transposes: x W^T, x^T dy, dy W.
+      struct Orientation {
+        llvm::SmallVector<int64_t, 4> lhs, rhs, result;
+        bool transposeLhs, transposeRhs;
+      };
+      llvm::SmallVector<Orientation, 3> orientations = {
+          {{thin, side}, {side, side}, {thin, side}, false, true},
+          {{thin, side}, {thin, side}, {side, side}, true, false},
+          {{thin, side}, {side, side}, {thin, side}, false, false}};
+      // Operands from memory, as a program's weights are: a call makes
+      // `batch` GEMMs on distinct operands, together ~4 MiB, so that the
+      // copies the calls cycle through exceed the last-level cache (a cell
+      // of a few hundred KiB would otherwise be timed from L3).
+      double gemmBytes = 4.0 * double(2 * thin * side + side * side);
+      int64_t batch =
+          session.operandsHot()
+              ? 1
+              : int64_t(std::clamp(std::ceil(4.0 * 1048576 / gemmBytes), 1.0,
+                                   256.0));
+      for (Orientation &o : orientations)
+        for (auto *shape : {&o.lhs, &o.rhs, &o.result})
+          shape->insert(shape->begin(), batch);
+      double flops =
+          2.0 * double(batch) * double(thin) * double(side) * double(side);
+      double f32 = 0, f64 = 0;
+      for (const Orientation &o : orientations) {
+        llvm::Expected<ProductSample> s = timeProduct(
+            session, {o.lhs, o.rhs}, o.result, flops, double(batch),
+            [&](llvm::ArrayRef<const metart_tensor *> in,
+                const metart_tensor *y) {
+              return metart_nn_matmul(c, in[0], in[1], o.transposeLhs,
+                                      o.transposeRhs, y);
+            },
+            "metart_nn_matmul", plan.kernel);
+        if (!s)
+          return s.takeError();
+        f32 += std::max(s->f32 - alpha, 0.5 * s->f32);
+        f64 += std::max(s->f64 - alpha, 0.5 * s->f64);
+      }
+      row.f32.push_back(3 * flops / f32);
+      row.f64.push_back(3 * flops / f64);
+    }
+    result.grid.rows.push_back(std::move(row));
+  }
+
   MeasuredKernel &product = result.kernel;
   product.fit.kind = "product";
   product.fit.alpha = alpha;

@@ -32,6 +32,10 @@ struct Plan {
   /// [T, N, K, M] of the batched products: T tasks of N rows of K
   /// features times an M x K weight.
   std::vector<std::array<int64_t, 4>> productShapes;
+  /// The GEMM grid: thin dimensions, and sides p of the p x p areas; each
+  /// cell timed as three products (a linear layer's x W^T, a weight
+  /// gradient's x^T dy, an input gradient's dy W).
+  std::vector<int64_t> gridThin, gridSides;
   /// [T, N, H] of the tensors the other kinds of kernels are timed on.
   std::vector<std::array<int64_t, 3>> kernelShapes;
   /// Widths h of the parameter sets of the optimizer (three h x h weights
@@ -103,6 +107,8 @@ llvm::Expected<MeasuredKernels> measureKernels(Session &session,
 struct MeasuredProducts {
   /// Every product but the per-task linear layers', and theirs alone.
   std::vector<planner::GemmRate> gemm, gemmPerTask;
+  /// By shape (rows f32 and f64 only: the hot ones are a second call's).
+  planner::GemmGrid grid;
   MeasuredKernel kernel;
 };
 llvm::Expected<MeasuredProducts>

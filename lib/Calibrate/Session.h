@@ -78,6 +78,7 @@ public:
   /// Whether the calls read the same operands call after call (in cache:
   /// the `hot` tables) or cycle through copies of them (from memory).
   void setHotOperands(bool hot) { hotOperands = hot; }
+  bool operandsHot() const { return hotOperands; }
   /// How many copies of a call's operands (`bytes` in all) the
   /// measurements cycle through, one per call: with hot operands one,
   /// else up to 32 and 256 MiB, so that the calls read their operands

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 using namespace metac::planner;
 using llvm::yaml::IO;
@@ -27,6 +28,7 @@ using llvm::yaml::IO;
 LLVM_YAML_IS_SEQUENCE_VECTOR(LinkDescription)
 LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveTable)
 LLVM_YAML_IS_SEQUENCE_VECTOR(GemmRate)
+LLVM_YAML_IS_SEQUENCE_VECTOR(GemmGridRow)
 LLVM_YAML_IS_SEQUENCE_VECTOR(CollectiveFit)
 LLVM_YAML_IS_SEQUENCE_VECTOR(KernelFit)
 
@@ -130,6 +132,71 @@ template <> struct MappingTraits<GemmRate> {
   static const bool flow = true;
 };
 
+// `{thin: 16, f32: [...], f64: [...], f32_hot: [...], f64_hot: [...]}`.
+template <> struct MappingTraits<GemmGridRow> {
+  static void mapping(IO &io, GemmGridRow &r) {
+    io.mapRequired("thin", r.thin);
+    io.mapRequired("f32", r.f32);
+    io.mapOptional("f64", r.f64);
+    io.mapOptional("f32_hot", r.f32Hot);
+    io.mapOptional("f64_hot", r.f64Hot);
+  }
+  static std::string validate(IO &io, GemmGridRow &r) {
+    if (failedAlready(io))
+      return "";
+    char thin[32];
+    std::snprintf(thin, sizeof(thin), "%g", r.thin);
+    std::string what = std::string("gemm_grid row of thin ") + thin;
+    if (!positive(r.thin))
+      return mustBe("gemm_grid", "thin", r.thin);
+    for (auto [rates, name] : {std::pair{&r.f32, "f32"},
+                               {&r.f64, "f64"},
+                               {&r.f32Hot, "f32_hot"},
+                               {&r.f64Hot, "f64_hot"}})
+      for (double rate : *rates)
+        if (!positive(rate))
+          return mustBe(what, name, rate);
+    return "";
+  }
+  static const bool flow = true;
+};
+
+// `area: [...]` and the rows, each as long as `area`.
+template <> struct MappingTraits<GemmGrid> {
+  static void mapping(IO &io, GemmGrid &g) {
+    io.mapRequired("area", g.area);
+    io.mapRequired("rows", g.rows);
+  }
+  static std::string validate(IO &io, GemmGrid &g) {
+    if (failedAlready(io))
+      return "";
+    if (g.area.empty() || g.rows.empty())
+      return "gemm_grid: 'area' and 'rows' must not be empty";
+    for (size_t i = 0; i < g.area.size(); ++i) {
+      if (!positive(g.area[i]))
+        return mustBe("gemm_grid", "area", g.area[i]);
+      if (i && !(g.area[i] > g.area[i - 1]))
+        return "gemm_grid: 'area' must increase";
+    }
+    for (size_t i = 0; i < g.rows.size(); ++i) {
+      const GemmGridRow &r = g.rows[i];
+      if (i && !(r.thin > g.rows[i - 1].thin))
+        return "gemm_grid: the rows' 'thin' must increase";
+      for (auto [rates, name, required] : {std::tuple{&r.f32, "f32", true},
+                                           {&r.f64, "f64", false},
+                                           {&r.f32Hot, "f32_hot", false},
+                                           {&r.f64Hot, "f64_hot", false}})
+        if ((required || !rates->empty()) && rates->size() != g.area.size())
+          return llvm::formatv("gemm_grid row of thin {0}: '{1}' must have "
+                               "one rate per area ({2}), got {3}",
+                               llvm::formatv("{0}", int64_t(r.thin)).str(),
+                               name, g.area.size(), rates->size())
+              .str();
+    }
+    return "";
+  }
+};
+
 // `{kind: transpose, alpha: 1.1e-5, beta: 2.0e10}`.
 template <> struct MappingTraits<KernelFit> {
   static void mapping(IO &io, KernelFit &k) {
@@ -205,6 +272,8 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapOptional("gemm_hot", d.gemmHotRates);
     io.mapOptional("gemm_per_task", d.gemmPerTaskRates);
     io.mapOptional("gemm_per_task_hot", d.gemmPerTaskHotRates);
+    if (!io.outputting() || !d.gemmGrid.empty())
+      io.mapOptional("gemm_grid", d.gemmGrid);
     io.mapOptional("cache_bytes", d.cacheBytes, 0.0);
     io.mapOptional("kernels", d.kernelFits);
     io.mapOptional("parallel_min_elements", d.parallelMinElements, int64_t(0));
@@ -416,6 +485,42 @@ double KernelFit::secondsFor(double callBytes, bool hot) const {
   return std::exp(std::log(table[lo]) * (1 - t) + std::log(table[hi]) * t);
 }
 
+/// `values` (at increasing `at`) at `x`, interpolated in log-log; past
+/// either end, the end's value.
+static double logInterpolate(llvm::ArrayRef<double> at,
+                             llvm::ArrayRef<double> values, double x) {
+  if (x <= at.front())
+    return values.front();
+  if (x >= at.back())
+    return values.back();
+  size_t hi = std::upper_bound(at.begin(), at.end(), x) - at.begin();
+  size_t lo = hi - 1;
+  double t = std::log(x / at[lo]) / std::log(at[hi] / at[lo]);
+  return std::exp(std::log(values[lo]) * (1 - t) + std::log(values[hi]) * t);
+}
+
+double GemmGrid::rate(double thin, double callArea, bool f64, bool hot) const {
+  if (rows.empty() || !(thin > 0) || !(callArea > 0))
+    return 0;
+  auto rowRates = [&](const GemmGridRow &row) -> const std::vector<double> & {
+    if (f64 && hot && !row.f64Hot.empty())
+      return row.f64Hot;
+    if (f64 && !row.f64.empty())
+      return row.f64;
+    if (hot && !row.f32Hot.empty())
+      return row.f32Hot;
+    return row.f32;
+  };
+  // Below the first area a GEMM costs the first column's time.
+  double scale = callArea < area.front() ? callArea / area.front() : 1;
+  std::vector<double> thins, rates;
+  for (const GemmGridRow &row : rows) {
+    thins.push_back(row.thin);
+    rates.push_back(logInterpolate(area, rowRates(row), callArea));
+  }
+  return scale * logInterpolate(thins, rates, thin);
+}
+
 const KernelFit *DeviceDescription::kernel(llvm::StringRef kind) const {
   for (const KernelFit &k : kernelFits)
     if (k.kind == kind)
@@ -532,6 +637,15 @@ void metac::planner::printClusterSummary(const ClusterDescription &c,
                           name, table->size(), small.rate.f32 / 1e9,
                           small.flops, large.rate.f32 / 1e9, large.flops);
     }
+  if (!d.gemmGrid.empty()) {
+    const GemmGrid &g = d.gemmGrid;
+    os << llvm::formatv(
+        "  gemm by shape: thin {0:f0} to {1:f0}, area {2:e1} to "
+        "{3:e1}; f32 {4:f2} GFLOP/s (thinnest, largest area) "
+        "to {5:f2} GFLOP/s (thickest)\n",
+        g.rows.front().thin, g.rows.back().thin, g.area.front(), g.area.back(),
+        g.rows.front().f32.back() / 1e9, g.rows.back().f32.back() / 1e9);
+  }
   if (d.processorShare < 1)
     os << llvm::formatv("  each device gets {0:f2} of a processor; a waiting "
                         "one takes {1:f2} of a computing one's share; ranks "

@@ -222,6 +222,19 @@ struct ProductShape {
   double calls = 1, columnBytes = 0;
   /// A linear layer with one weight per task (its own GEMM table).
   bool perTask = false;
+  /// One GEMM's m, n and k (0: unknown), for the GEMM grid.
+  double m = 0, n = 0, k = 0;
+  void setGemm(double gm, double gn, double gk) {
+    m = gm;
+    n = gn;
+    k = gk;
+  }
+  /// The smallest of m, n, k and the product of the other two.
+  std::pair<double, double> thinAndArea() const {
+    double dims[3] = {m, n, k};
+    std::sort(dims, dims + 3);
+    return {dims[0], dims[1] * dims[2]};
+  }
 };
 
 ProductShape productShapeOf(Operation *op) {
@@ -234,6 +247,8 @@ ProductShape productShapeOf(Operation *op) {
     double taps = trailingElements(weight, 3);
     double positions = trailingElements(output, 2);
     shape.calls = std::max(images, 1.0);
+    // Output channels by taps by positions, whichever product it is.
+    shape.setGemm(dim(weight, 4), taps, positions);
     bool direct = dim(weight, 1) == 1 && dim(weight, 2) == 1 &&
                   trailingElements(image, 2) == positions;
     if (!direct)
@@ -246,9 +261,15 @@ ProductShape productShapeOf(Operation *op) {
                     (dim(o.getWeight(), 1) * dim(o.getWeight(), 2));
       shape.perTask = true;
     }
+    double in = dim(o.getWeight(), 1), out = dim(o.getWeight(), 2);
+    shape.setGemm(elementsOf(o.getInput().getType()) / in / shape.calls, out,
+                  in);
   } else if (auto o = dyn_cast<nn::MatmulOp>(op)) {
     shape.calls = elementsOf(o.getResult().getType()) /
                   trailingElements(o.getResult(), 2);
+    shape.setGemm(dim(o.getResult(), 2), dim(o.getResult(), 1),
+                  o.getTransposeLhs() ? dim(o.getLhs(), 2)
+                                      : dim(o.getLhs(), 1));
   } else if (auto o = dyn_cast<nn::AttentionOp>(op)) {
     // Two GEMMs per tile of 64 keys per block of 64 queries.
     double blocks =
@@ -282,6 +303,18 @@ ProductShape productShapeOf(Operation *op) {
   } else if (auto o = dyn_cast<nn::Conv2DBackwardWeightOp>(op)) {
     convolution(o.getInput(), o.getResult(), o.getGrad());
   }
+  // An attention kernel's GEMMs: a block of 64 queries by a tile of 64 keys
+  // over the head dimension.
+  auto attentionGemm = [&](Value query, Value key) {
+    shape.setGemm(std::min(64.0, dim(query, 2)), std::min(64.0, dim(key, 2)),
+                  dim(query, 1));
+  };
+  if (auto o = dyn_cast<nn::AttentionOp>(op))
+    attentionGemm(o.getQuery(), o.getKey());
+  else if (auto o = dyn_cast<nn::AttentionBackwardOp>(op))
+    attentionGemm(o.getQuery(), o.getKey());
+  else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op))
+    attentionGemm(o.getQuery(), o.getKey());
   shape.calls = std::max(shape.calls, 1.0);
   return shape;
 }
@@ -424,8 +457,13 @@ double Estimator::priceCall(Operation *op, const OpCost &c, bool hot,
     // move at the transpose kernel's rate (im2col is a strided gather).
     ProductShape shape = productShapeOf(op);
     double perCall = c.flops / shape.calls;
-    compute = shape.calls * perCall /
-              gemmRate(perCall, elementTypeOf(op), device, hot, shape.perTask);
+    auto [thin, area] = shape.thinAndArea();
+    Type element = elementTypeOf(op);
+    double rate =
+        device.gemmGrid.rate(thin, area, element && element.isF64(), hot);
+    if (!(rate > 0))
+      rate = gemmRate(perCall, element, device, hot, shape.perTask);
+    compute = shape.calls * perCall / rate;
     if (shape.columnBytes > 0) {
       const KernelFit *gather = device.kernel("transpose");
       double rate = gather ? gather->beta : device.memoryBandwidth;

@@ -42,6 +42,35 @@ struct GemmRate {
   PeakFlops rate;
 };
 
+/// One row of a GEMM grid: the rates of GEMMs whose thinnest dimension is
+/// `thin`, one per entry of the grid's `area`, in FLOP/s (operands from
+/// memory; `*Hot`: the same operands call after call, from cache; f64 and
+/// the hot rows optional).
+struct GemmGridRow {
+  double thin = 0;
+  std::vector<double> f32, f64, f32Hot, f64Hot;
+};
+
+/// Measured rates of GEMMs by shape (`metac calibrate`). A GEMM of m x k by
+/// k x n has a thin dimension, the smallest of m, n and k (a task's rows,
+/// or a weight gradient's inner dimension), and an area, the product of
+/// the other two (a weight's elements). At equal FLOPs the thin ones run
+/// far slower: a 16-row GEMM against a 256 x 1024 weight packs the whole
+/// weight for 16 rows (30 GFLOP/s measured here, where a 64-row one
+/// against a 256 x 256 weight of the same FLOPs ran at 77).
+struct GemmGrid {
+  /// The areas of the columns (elements), increasing.
+  std::vector<double> area;
+  /// By `thin`, increasing; every row has one rate per area.
+  std::vector<GemmGridRow> rows;
+  bool empty() const { return rows.empty(); }
+  /// The rate of one GEMM of `thin` and `area`, interpolated in log-log
+  /// between the rows and columns around it; past the last row or column,
+  /// theirs; below the first area, a GEMM takes the first column's time
+  /// (its fixed part does not shrink). 0 when the grid is empty.
+  double rate(double thin, double area, bool f64, bool hot) const;
+};
+
 /// A fitted model of one kind of the runtime's kernels (what `metac
 /// calibrate` measures): a call whose operands and results are `bytes`
 /// takes alpha + bytes / beta seconds. Kinds: elementwise, transcendental
@@ -95,6 +124,10 @@ struct DeviceDescription {
   std::vector<GemmRate> gemmPerTaskRates;
   /// The same with their operands in cache (optional).
   std::vector<GemmRate> gemmPerTaskHotRates;
+  /// Rates of GEMMs by shape (optional; measured by `metac calibrate`):
+  /// where given, every GEMM is priced by its shape from it instead of by
+  /// its FLOPs from the tables above.
+  GemmGrid gemmGrid;
   /// The bytes of cache a device keeps to itself (a CPU core's L2 and its
   /// share of the L3); 0: unknown. Data touched again within this many
   /// bytes of other data is read from cache (the `hot` tables).
