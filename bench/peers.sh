@@ -10,11 +10,12 @@
 # (bench/out/peers/venv, or $PEERS_VENV): jax, optax, torch. Run on an
 # otherwise idle machine: the figures are times.
 #
-# Written so far: the sinusoid (examples/sinusoid.meta against
-# bench/peers/sinusoid_jax.py and sinusoid_torch.py). The Fashion-MNIST
-# ConvNet MAML and ProtoNets peers are still to be written; until then the
-# last line says they are pending:
-#   peers: sinusoid A× JAX, convnet pending, protonet pending
+# Settings: the examples' (sinusoid.meta; maml_fashion_mnist.meta and
+# protonet_fashion_mnist.meta without their evaluation and checkpoints).
+# Iterations: SINUSOID_ITERATIONS (2000; the per-task loop 200),
+# CONVNET_ITERATIONS (20; JAX 10). The last line:
+#   peers: sinusoid A× JAX, convnet B× best peer, protonet C× best peer
+# (A: the best JAX variant's time over metac's; B, C: the best peer's).
 set -euo pipefail
 source "$(dirname "$0")/metac-binary.sh"
 backend=${1:-cpu}
@@ -48,4 +49,38 @@ sed 's/^/  /' <<<"$torch_lines"
 # JAX's best way of writing it is the one compared with.
 jax_ms=$(sed -n 's/^jax [a-z]*: \([0-9.]*\) ms.*/\1/p' <<<"$jax_lines" | sort -g | head -1)
 sinusoid=$(/usr/bin/python3 -c "print(f'{$jax_ms / $metac_ms:.2f}')")
-echo "peers: sinusoid ${sinusoid}× JAX, convnet pending, protonet pending"
+
+# The ConvNet examples: metac's executable (the example without evaluation
+# and checkpoints), PyTorch's per-task loop (the reference,
+# bench/fashion_mnist_torch.py, under the venv's torch), torch.func and
+# torch.compile, JAX.
+convnet_iterations=${CONVNET_ITERATIONS:-20}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+declare -A ratio
+for algorithm in maml protonet; do
+  echo "${algorithm} on Fashion-MNIST (5-way 1-shot, meta-batch 4), $convnet_iterations meta-iterations:"
+  grep -v -e 'evaluate {' -e 'checkpoint {' \
+    "$root/examples/${algorithm}_fashion_mnist.meta" >"$work/$algorithm.meta"
+  "$metac" "$work/$algorithm.meta" -o "$work/$algorithm"
+  metac_ms=$("$work/$algorithm" --iterations=$((convnet_iterations + 1)) \
+    --quiet | ms_of)
+  echo "  metac: $metac_ms ms/iteration"
+  peers=$(
+    loop_ms=$("$venv/bin/python" "$root/bench/fashion_mnist_torch.py" \
+      --algorithm "$algorithm" --threads "$(nproc)" \
+      --time-only "$convnet_iterations" 2>/dev/null |
+      sed -n 's/.*ms\/iteration \([0-9.]*\).*/\1/p')
+    echo "torch $algorithm loop: $loop_ms ms/iteration"
+    "$venv/bin/python" "$root/bench/peers/fashion_mnist_torchfunc.py" \
+      --algorithms "$algorithm" --iterations "$convnet_iterations" \
+      --threads "$(nproc)" 2>/dev/null
+    "$venv/bin/python" "$root/bench/peers/fashion_mnist_jax.py" \
+      --algorithms "$algorithm" --iterations $(((convnet_iterations + 1) / 2))
+  )
+  sed 's/^/  /' <<<"$peers"
+  best=$(sed -n 's/^[a-z]* [a-z]* [a-z]*: \([0-9.]*\) ms.*/\1/p' <<<"$peers" |
+    sort -g | head -1)
+  ratio[$algorithm]=$(/usr/bin/python3 -c "print(f'{$best / $metac_ms:.2f}')")
+done
+echo "peers: sinusoid ${sinusoid}× JAX, convnet ${ratio[maml]}× best peer, protonet ${ratio[protonet]}× best peer"
