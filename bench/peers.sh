@@ -28,7 +28,15 @@ venv=${PEERS_VENV:-$root/bench/out/peers/venv}
 if [ ! -x "$venv/bin/python" ] ||
   ! "$venv/bin/python" -c "import jax, optax, torch" 2>/dev/null; then
   echo "making $venv (jax, optax, torch from PyPI)"
-  /usr/bin/python3 -m venv "$venv"
+  if ! /usr/bin/python3 -m venv "$venv" 2>/dev/null; then
+    # Debian keeps ensurepip in python3-venv.
+    if [ "$(id -u)" != 0 ]; then
+      echo "bench/peers.sh: needs Debian's python3-venv: run as root or install it" >&2
+      exit 1
+    fi
+    apt-get install -y -qq python3-venv >/dev/null
+    /usr/bin/python3 -m venv "$venv"
+  fi
   "$venv/bin/pip" install --quiet --upgrade pip
   "$venv/bin/pip" install --quiet jax optax torch
 fi
