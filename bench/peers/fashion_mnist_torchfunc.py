@@ -14,7 +14,6 @@ timed loop. Prints `torch ALGORITHM VARIANT: X ms/iteration (N ...)` or
 import argparse
 import pathlib
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -22,6 +21,7 @@ from torch.func import grad, vmap
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import fashion_mnist_torch as reference  # noqa: E402
+from timing import time_variant  # noqa: E402
 
 WAYS, STEPS, INNER_LR, META_BATCH = 5, 5, 0.4, 4
 
@@ -81,21 +81,8 @@ def main():
                     p.grad = g
                 optimizer.step()
 
-            try:
-                for _ in range(2):
-                    step()
-            except Exception as error:  # Dynamo/AOTAutograd refusals
-                reason = str(error).strip().splitlines()[0][:160]
-                print(f"torch {algorithm} {variant}: unsupported "
-                      f"({type(error).__name__}: {reason})", flush=True)
-                continue
-            start = time.perf_counter()
-            for _ in range(args.iterations):
-                step()
-            ms = (time.perf_counter() - start) * 1e3 / args.iterations
-            print(f"torch {algorithm} {variant}: {ms:.2f} ms/iteration "
-                  f"({args.iterations} meta-iterations)", flush=True)
-
+            time_variant(f"torch {algorithm} {variant}", step, 2,
+                         args.iterations)
 
 if __name__ == "__main__":
     main()

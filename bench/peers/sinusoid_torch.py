@@ -18,10 +18,11 @@ line per variant: `torch VARIANT: X ms/iteration (N meta-iterations)` or
 import argparse
 import math
 import sys
-import time
 
 import torch
 from torch import nn
+
+from timing import time_variant
 
 META_BATCH, SUPPORT, QUERY = 25, 10, 10
 INNER_LR, OUTER_LR = 0.01, 0.001
@@ -114,24 +115,11 @@ def main():
         else:
             func_step = make_func_step(model, optimizer, variant == "compile")
             step = lambda: func_step(generator)  # noqa: E731
-        try:
-            for _ in range(3):
-                step()
-        except Exception as error:  # Dynamo/AOTAutograd refusals
-            reason = str(error).strip().splitlines()[0][:160]
-            print(f"torch {variant}: unsupported ({type(error).__name__}: "
-                  f"{reason})", flush=True)
-            continue
         count = args.loop_iterations if variant == "loop" else args.iterations
-        start = time.perf_counter()
-        for _ in range(count):
-            step()
-        ms = (time.perf_counter() - start) * 1e3 / count
+        if time_variant(f"torch {variant}", step, 3, count) is None:
+            continue
         if not all(torch.isfinite(p).all() for p in model.parameters()):
             sys.exit(f"torch {variant}: the parameters are not finite")
-        print(f"torch {variant}: {ms:.4f} ms/iteration ({count} "
-              f"meta-iterations)", flush=True)
-
 
 if __name__ == "__main__":
     main()

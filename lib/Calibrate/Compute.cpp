@@ -227,7 +227,6 @@ metac::calibrate::measureProducts(Session &session, const Plan &plan,
 
   // The grid: each cell's three products, their FLOPs over their time
   // less the per-call part.
-  result.grid.area.clear();
   for (int64_t side : plan.gridSides)
     result.grid.area.push_back(double(side * side));
   for (int64_t thin : plan.gridThin) {

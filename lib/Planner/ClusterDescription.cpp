@@ -12,6 +12,7 @@
 
 #include "metac/Planner/ClusterDescription.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -470,21 +471,6 @@ template <> struct MappingTraits<ClusterDescription> {
 
 } // namespace llvm::yaml
 
-double KernelFit::secondsFor(double callBytes, bool hot) const {
-  const std::vector<double> &table =
-      hot && !hotSeconds.empty() ? hotSeconds : seconds;
-  double line = alpha + callBytes / beta;
-  if (bytes.empty() || callBytes <= bytes.front())
-    return bytes.empty() ? line : std::min(line, table.front());
-  if (callBytes >= bytes.back())
-    return table.back() * callBytes / bytes.back();
-  size_t hi =
-      std::upper_bound(bytes.begin(), bytes.end(), callBytes) - bytes.begin();
-  size_t lo = hi - 1;
-  double t = std::log(callBytes / bytes[lo]) / std::log(bytes[hi] / bytes[lo]);
-  return std::exp(std::log(table[lo]) * (1 - t) + std::log(table[hi]) * t);
-}
-
 /// `values` (at increasing `at`) at `x`, interpolated in log-log; past
 /// either end, the end's value.
 static double logInterpolate(llvm::ArrayRef<double> at,
@@ -497,6 +483,17 @@ static double logInterpolate(llvm::ArrayRef<double> at,
   size_t lo = hi - 1;
   double t = std::log(x / at[lo]) / std::log(at[hi] / at[lo]);
   return std::exp(std::log(values[lo]) * (1 - t) + std::log(values[hi]) * t);
+}
+
+double KernelFit::secondsFor(double callBytes, bool hot) const {
+  const std::vector<double> &table =
+      hot && !hotSeconds.empty() ? hotSeconds : seconds;
+  double line = alpha + callBytes / beta;
+  if (bytes.empty() || callBytes <= bytes.front())
+    return bytes.empty() ? line : std::min(line, table.front());
+  if (callBytes >= bytes.back())
+    return table.back() * callBytes / bytes.back();
+  return logInterpolate(bytes, table, callBytes);
 }
 
 double GemmGrid::rate(double thin, double callArea, bool f64, bool hot) const {
@@ -513,7 +510,7 @@ double GemmGrid::rate(double thin, double callArea, bool f64, bool hot) const {
   };
   // Below the first area a GEMM costs the first column's time.
   double scale = callArea < area.front() ? callArea / area.front() : 1;
-  std::vector<double> thins, rates;
+  llvm::SmallVector<double, 8> thins, rates;
   for (const GemmGridRow &row : rows) {
     thins.push_back(row.thin);
     rates.push_back(logInterpolate(area, rowRates(row), callArea));

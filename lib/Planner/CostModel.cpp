@@ -254,6 +254,12 @@ ProductShape productShapeOf(Operation *op) {
     if (!direct)
       shape.columnBytes = 2 * images * taps * positions * elementBytes;
   };
+  // An attention kernel's GEMMs: a block of 64 queries by a tile of 64 keys
+  // over the head dimension.
+  auto attentionGemm = [&](Value query, Value key) {
+    shape.setGemm(std::min(64.0, dim(query, 2)), std::min(64.0, dim(key, 2)),
+                  dim(query, 1));
+  };
   if (auto o = dyn_cast<nn::LinearOp>(op)) {
     auto weight = cast<RankedTensorType>(o.getWeight().getType());
     if (weight.getRank() > 2) {
@@ -271,6 +277,7 @@ ProductShape productShapeOf(Operation *op) {
                   o.getTransposeLhs() ? dim(o.getLhs(), 2)
                                       : dim(o.getLhs(), 1));
   } else if (auto o = dyn_cast<nn::AttentionOp>(op)) {
+    attentionGemm(o.getQuery(), o.getKey());
     // Two GEMMs per tile of 64 keys per block of 64 queries.
     double blocks =
         elementsOf(o.getResult().getType()) /
@@ -283,6 +290,7 @@ ProductShape productShapeOf(Operation *op) {
         64.0);
     shape.calls = 2 * std::max(blocks, 1.0) * tiles;
   } else if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
+    attentionGemm(o.getQuery(), o.getKey());
     // Per block of 64 queries and tile of 64 keys the call makes seven
     // GEMMs (scores and dP for the statistics, then the probabilities, dv,
     // dP, dq, dk), shared out as the FLOPs are (OpCost.cpp): 5/3 to
@@ -290,6 +298,7 @@ ProductShape productShapeOf(Operation *op) {
     shape.calls = (o.getWrt() == "value" ? 5.0 / 3 : 8.0 / 3) *
                   attentionTiles(o.getQuery(), o.getKey());
   } else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
+    attentionGemm(o.getQuery(), o.getKey());
     // Per block and tile the call makes 7 GEMMs for a value cotangent
     // (scores, dy gv^T twice; q-bar, k-bar, dy-bar) and 11 for a query's or
     // key's (scores, dP and dS-bar twice; q-bar, k-bar twice with one of
@@ -303,18 +312,6 @@ ProductShape productShapeOf(Operation *op) {
   } else if (auto o = dyn_cast<nn::Conv2DBackwardWeightOp>(op)) {
     convolution(o.getInput(), o.getResult(), o.getGrad());
   }
-  // An attention kernel's GEMMs: a block of 64 queries by a tile of 64 keys
-  // over the head dimension.
-  auto attentionGemm = [&](Value query, Value key) {
-    shape.setGemm(std::min(64.0, dim(query, 2)), std::min(64.0, dim(key, 2)),
-                  dim(query, 1));
-  };
-  if (auto o = dyn_cast<nn::AttentionOp>(op))
-    attentionGemm(o.getQuery(), o.getKey());
-  else if (auto o = dyn_cast<nn::AttentionBackwardOp>(op))
-    attentionGemm(o.getQuery(), o.getKey());
-  else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op))
-    attentionGemm(o.getQuery(), o.getKey());
   shape.calls = std::max(shape.calls, 1.0);
   return shape;
 }
