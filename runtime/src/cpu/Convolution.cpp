@@ -7,7 +7,7 @@
 // adds the columns back onto the image; the weight derivative sums, over the
 // images of a slice, the product of the output gradient with the columns.
 // A 1x1 convolution with stride 1 and no padding uses the image itself as
-// its columns.
+// its columns. f32 convolutions that oneDNN computes go there (OneDnn.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,6 +188,11 @@ static KernelStatus conv2dOf(const ConvSizes &s, Workspace &workspace,
 KernelStatus CpuBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
                                 const void *x, const void *weight,
                                 const void *bias, void *y) {
+  if (convolutions.handles(dtype, sizes))
+    return convolutions.forward(sizes, workspace, static_cast<const float *>(x),
+                                static_cast<const float *>(weight),
+                                static_cast<const float *>(bias),
+                                static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
     return conv2dOf(sizes, workspace, static_cast<const T *>(x),
@@ -225,6 +230,10 @@ KernelStatus CpuBackend::conv2dBackwardInput(metart_dtype dtype,
                                              const ConvSizes &sizes,
                                              const void *grad,
                                              const void *weight, void *y) {
+  if (convolutions.handles(dtype, sizes))
+    return convolutions.backwardInput(
+        sizes, workspace, static_cast<const float *>(grad),
+        static_cast<const float *>(weight), static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
     return backwardInputOf(sizes, workspace, static_cast<const T *>(grad),
@@ -263,6 +272,10 @@ KernelStatus CpuBackend::conv2dBackwardWeight(metart_dtype dtype,
                                               const ConvSizes &sizes,
                                               const void *x, const void *grad,
                                               void *y) {
+  if (convolutions.handles(dtype, sizes))
+    return convolutions.backwardWeight(
+        sizes, workspace, static_cast<const float *>(x),
+        static_cast<const float *>(grad), static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
     return backwardWeightOf(sizes, workspace, static_cast<const T *>(x),

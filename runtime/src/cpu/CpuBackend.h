@@ -11,6 +11,7 @@
 #define METART_SRC_CPU_CPUBACKEND_H
 
 #include "../Backend.h"
+#include "OneDnn.h"
 #include "Parallel.h"
 
 namespace metart::cpu {
@@ -142,6 +143,8 @@ public:
 
 private:
   Workspace workspace;
+  /// Convolutions of the shapes oneDNN computes faster than im2col.
+  OneDnnConvolutions convolutions;
 };
 
 /// The status of a kernel whose workspace of `bytes` bytes could not be
