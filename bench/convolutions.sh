@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # oneDNN's convolutions against im2col + OpenBLAS on the CPU (issue 18), in
 # one run: the ConvNet examples (MAML, second order, and ProtoNets; without
-# their evaluation and checkpoints) timed with each, alternating, REPEATS
-# times (3), and the convolutions' share of the runtime profile.
+# their evaluation and checkpoints) timed with the default choice (per
+# shape, the fastest of oneDNN on all threads, oneDNN on one thread and
+# im2col, measured at first use) and with im2col alone, alternating,
+# REPEATS times (3), and the convolutions' share of the runtime profile.
 #   bench/convolutions.sh
 # Iterations per run: CONVNET_ITERATIONS (20, after one to warm up). The
 # last line:
@@ -22,17 +24,17 @@ for algorithm in maml protonet; do
   grep -v -e 'evaluate {' -e 'checkpoint {' \
     "$root/examples/${algorithm}_fashion_mnist.meta" >"$work/$algorithm.meta"
   "$metac" "$work/$algorithm.meta" -o "$work/$algorithm"
-  for mode in onednn im2col; do : >"$work/$algorithm.$mode"; done
+  for mode in auto im2col; do : >"$work/$algorithm.$mode"; done
   for ((r = 0; r < repeats; ++r)); do
-    for mode in onednn im2col; do
+    for mode in auto im2col; do
       METART_CONVOLUTION=$mode "$work/$algorithm" \
         --iterations=$((iterations + 1)) --quiet | ms_of >>"$work/$algorithm.$mode"
     done
   done
-  onednn=$(median <"$work/$algorithm.onednn")
+  onednn=$(median <"$work/$algorithm.auto")
   im2col=$(median <"$work/$algorithm.im2col")
-  echo "$algorithm: oneDNN $onednn ms/iteration, im2col $im2col (medians of $repeats runs of $iterations meta-iterations)"
-  for mode in onednn im2col; do
+  echo "$algorithm: chosen $onednn ms/iteration, im2col $im2col (medians of $repeats runs of $iterations meta-iterations)"
+  for mode in auto im2col; do
     echo "  $mode profile (ms per meta-iteration):"
     METART_CONVOLUTION=$mode "$work/$algorithm" --iterations=$((iterations + 1)) \
       --quiet --profile | awk '/metart_nn_conv2d/ {printf "    %-34s %9.2f\n", $1, $4}'

@@ -90,7 +90,7 @@ struct Options {
       "compile-to",
       cl::desc("Stop after this phase and print its output: ast, meta, "
                "expand, batched, autodiff, planned, partitioned, optimized, "
-               "lowered, llvm, exe"),
+               "fused, lowered, llvm, exe"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> mesh{
       "mesh",
@@ -159,6 +159,12 @@ struct Options {
       cl::desc("The type models compute in: f32, bf16 or fp16 (f32 master "
                "weights, losses and updates); overrides the spec's precision"),
       cl::init(""), cl::cat(category)};
+  cl::opt<std::string> fusion{
+      "fusion",
+      cl::desc("Group elementwise, broadcast and sum chains into generated "
+               "kernels (on, the default) or call the runtime op by op "
+               "(off)"),
+      cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<std::string> lossScale{
       "loss-scale",
       cl::desc("Dynamic loss scaling of the meta-gradient: dynamic or off; "
@@ -346,10 +352,10 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
           memoryBudget, driver::describeRemat(choice->segments),
           choice->peakBytes, choice->keptPeakBytes);
   }
-  // Running and executables start from the optimized phase's IR, which
+  // Running and executables start from the fused phase's IR, which
   // still describes the program; they lower a copy themselves.
   bool whole = run || phase == Phase::Exe;
-  Phase target = whole ? Phase::Optimized : phase;
+  Phase target = whole ? Phase::Fused : phase;
   planRequest.specDirectory = std::string(directory);
   // Automatic planning (and `metac plan`) works on the autodiff phase: the
   // compilation stops there, plans, and goes on with the chosen plans.
@@ -636,6 +642,12 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.lossScale = options.lossScale;
+  if (options.fusion != "on" && options.fusion != "off") {
+    llvm::errs() << "metac: error: --fusion must be on or off, got '"
+                 << options.fusion << "'\n";
+    return 1;
+  }
+  pipeline.fusion = options.fusion == "on";
   uint64_t memoryBudget = 0;
   if (!options.memoryBudget.empty()) {
     if (!options.remat.empty()) {

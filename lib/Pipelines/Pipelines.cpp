@@ -30,6 +30,7 @@ constexpr PhaseInfo kPhases[] = {
     {metac::Phase::Planned, "planned", true},
     {metac::Phase::Partitioned, "partitioned", true},
     {metac::Phase::Optimized, "optimized", true},
+    {metac::Phase::Fused, "fused", true},
     {metac::Phase::Lowered, "lowered", true},
     {metac::Phase::LLVM, "llvm", true},
     {metac::Phase::Exe, "exe", true},
@@ -45,7 +46,7 @@ llvm::ArrayRef<metac::Phase> metac::allPhases() {
   static const Phase phases[] = {
       Phase::AST,      Phase::Meta,    Phase::Expand,      Phase::Batched,
       Phase::Autodiff, Phase::Planned, Phase::Partitioned, Phase::Optimized,
-      Phase::Lowered,  Phase::LLVM,    Phase::Exe};
+      Phase::Fused,    Phase::Lowered, Phase::LLVM,        Phase::Exe};
   return phases;
 }
 
@@ -125,8 +126,12 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
-  if (after(Phase::Lowered))
+  if (after(Phase::Fused) && options.fusion)
+    pm.addPass(createFuseNNElementwise());
+  if (after(Phase::Lowered)) {
+    pm.addPass(createGenerateFusedKernels());
     pm.addPass(createConvertNNToRuntime());
+  }
   // `llvm` is the lowered module translated to LLVM IR (by the driver).
   return success();
 }

@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
@@ -24,6 +25,46 @@
 
 using namespace mlir;
 using namespace metac;
+
+namespace {
+
+bool isKernel(LLVM::LLVMFuncOp function) {
+  return function.getName().starts_with("__metac_kernel_") &&
+         !function.getName().ends_with("_thunk") && !function.isExternal();
+}
+
+/// Moves the generated kernels of `lowered` into a module of their own
+/// (with the declarations they call: malloc, free, libm), leaving
+/// declarations in their place; null when there are none.
+OwningOpRef<ModuleOp> splitKernels(ModuleOp lowered) {
+  SmallVector<LLVM::LLVMFuncOp> kernels;
+  for (auto function : lowered.getOps<LLVM::LLVMFuncOp>())
+    if (isKernel(function))
+      kernels.push_back(function);
+  if (kernels.empty())
+    return nullptr;
+  OpBuilder b(lowered.getContext());
+  OwningOpRef<ModuleOp> own = ModuleOp::create(lowered.getLoc());
+  b.setInsertionPointToEnd(own->getBody());
+  llvm::StringSet<> declared;
+  for (LLVM::LLVMFuncOp kernel : kernels) {
+    kernel.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (!callee || !declared.insert(*callee).second)
+        return;
+      if (auto declaration = lowered.lookupSymbol<LLVM::LLVMFuncOp>(*callee))
+        b.clone(*declaration);
+    });
+    b.clone(*kernel);
+    // The step module keeps a declaration to call.
+    kernel.getBody().dropAllReferences();
+    kernel.getBody().getBlocks().clear();
+    kernel.setLinkage(LLVM::Linkage::External);
+  }
+  return own;
+}
+
+} // namespace
 
 LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
                                 raw_ostream &os) {
@@ -35,6 +76,8 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   // Lower and JIT compile the step and evaluation functions.
   OwningOpRef<ModuleOp> lowered(module.clone());
   PassManager pm(module.getContext());
+  // The fused phase's groups become kernels, then everything runtime calls.
+  pm.addPass(createGenerateFusedKernels());
   pm.addPass(createConvertNNToRuntime());
   if (failed(pm.run(*lowered)))
     return failure();
@@ -80,17 +123,54 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   if (!machine)
     return emitError(loc, "JIT compilation failed: ")
            << llvm::toString(machine.takeError());
+  // The generated kernels are loops: their own module, compiled with full
+  // instruction selection and register allocation.
+  OwningOpRef<ModuleOp> kernelModule = splitKernels(*lowered);
+  std::unique_ptr<ExecutionEngine> kernelEngine;
+  std::vector<std::pair<std::string, void *>> kernelAddresses;
+  if (kernelModule) {
+    auto kernelMachine = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!kernelMachine)
+      return emitError(loc, "JIT compilation failed: ")
+             << llvm::toString(kernelMachine.takeError());
+    kernelMachine->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    auto target = kernelMachine->createTargetMachine();
+    if (!target)
+      return emitError(loc, "JIT compilation failed: ")
+             << llvm::toString(target.takeError());
+    auto created = ExecutionEngine::create(*kernelModule, engineOptions,
+                                           std::move(*target));
+    if (!created)
+      return emitError(loc, "JIT compilation of the kernels failed: ")
+             << llvm::toString(created.takeError());
+    kernelEngine = std::move(*created);
+    for (auto kernel : kernelModule->getOps<LLVM::LLVMFuncOp>()) {
+      if (kernel.isExternal())
+        continue;
+      auto address = kernelEngine->lookup(kernel.getName());
+      if (!address)
+        return emitError(loc, "JIT lost kernel '")
+               << kernel.getName()
+               << "': " << llvm::toString(address.takeError());
+      kernelAddresses.push_back(
+          {kernel.getName().str(), reinterpret_cast<void *>(*address)});
+    }
+  }
   auto engine =
       ExecutionEngine::create(*lowered, engineOptions, std::move(*machine));
   if (!engine)
     return emitError(loc, "JIT compilation failed: ")
            << llvm::toString(engine.takeError());
-  // The runtime is linked into metac: JIT code calls it directly.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  // The runtime is linked into metac: JIT code calls it directly, and the
+  // kernels where the kernel engine put them.
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
     for (const RuntimeSymbol &s : getRuntimeSymbols())
       map[interner(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
                                llvm::JITSymbolFlags::Exported};
+    for (const auto &[name, address] : kernelAddresses)
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                             llvm::JITSymbolFlags::Exported};
     return map;
   });
   (*engine)->initialize();

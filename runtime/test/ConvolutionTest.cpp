@@ -6,7 +6,8 @@
 // on the example networks' shapes (tasks with their own weights, one input
 // channel, 64 channels) and on strides, paddings and kernels that exercise
 // the layout reorders and the end padding. Then the choice itself: which
-// types and settings oneDNN takes.
+// types and settings oneDNN takes. (metart.KernelsVsInterpreter checks the
+// default, measured choice.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,8 +52,12 @@ struct Values {
 class Convolutions : public ::testing::TestWithParam<Case> {
 protected:
   void SetUp() override {
+    // oneDNN for every f32 shape it handles, not the kernel measured
+    // fastest (which may be im2col): the f64 kernels check oneDNN's.
+    ::setenv("METART_CONVOLUTION", "onednn", 1);
     metart_context_options options = {METART_BACKEND_CPU, 0, 0};
     ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
+    ::unsetenv("METART_CONVOLUTION");
   }
   void TearDown() override { metart_context_destroy(context); }
 

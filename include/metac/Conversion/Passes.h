@@ -3,6 +3,7 @@
 #ifndef METAC_CONVERSION_PASSES_H
 #define METAC_CONVERSION_PASSES_H
 
+#include "metac/Dialect/NN/IR/NNDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

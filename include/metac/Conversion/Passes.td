@@ -29,4 +29,42 @@ def ConvertNNToRuntime : Pass<"convert-nn-to-runtime", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def FuseNNElementwise : Pass<"metac-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Group chains of elementwise, broadcast and sum ops into nn.fused";
+  let description = [{
+    The `fused` phase. Elementwise maps, broadcasts, and sums that keep the
+    leading dimension (sums over it stay runtime calls) are grouped: a
+    broadcast read by several such ops is first cloned for each; then, in
+    block order, an op joins (and merges) the groups of its operands'
+    producers when each group can still run as one op where its last
+    member is (no value of the group is used outside it before the joining
+    op); otherwise it starts a group. Groups of two or more ops become
+    `nn.fused` ops whose inputs are the values they read from outside and
+    whose results are the values used outside. `--fusion=off` leaves this
+    pass out.
+  }];
+  let dependentDialects = ["::metac::nn::NNDialect"];
+}
+
+def GenerateFusedKernels : Pass<"metac-generate-kernels", "::mlir::ModuleOp"> {
+  let summary = "Compile each nn.fused body into an LLVM function";
+  let description = [{
+    Outlines each `nn.fused` body into `@__metac_kernel_N(memref...)`,
+    computing one of `chunks` equal slices of the group along its leading
+    dimension when every value of the group has it (inputs broadcast along
+    it are read whole: `replicated`). The body's nn ops become
+    `linalg.generic` ops on tensors; upstream elementwise fusion merges
+    every producer into its consumers (a producer the group returns
+    becomes one more result of the fused loop); empty-tensor elimination
+    points the results at the kernel's result buffers; adjacent loop
+    dimensions that every operand indexes contiguously are collapsed;
+    one-shot bufferisation, buffer deallocation, linalg to loops and the
+    conversions to the LLVM dialect (bare-pointer calling convention: one
+    `ptr` per input, then per result) follow. The kernels are compiled in a
+    module of their own and moved into this one; each `nn.fused` op names
+    its kernel in `kernel`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // METAC_CONVERSION_PASSES_TD

@@ -31,6 +31,7 @@ enum class Phase {
   Planned,
   Partitioned,
   Optimized,
+  Fused,
   Lowered,
   LLVM,
   Exe,
@@ -75,6 +76,10 @@ struct PipelineOptions {
   /// dynamic or off overriding every training program's loss_scale, or
   /// empty.
   std::string lossScale;
+  /// Whether the fused phase groups elementwise, broadcast and sum chains
+  /// into kernels of their own (`--fusion=on`, the default) or leaves every
+  /// op a runtime call (`--fusion=off`).
+  bool fusion = true;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

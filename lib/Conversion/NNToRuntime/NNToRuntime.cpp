@@ -86,7 +86,11 @@ public:
 
 private:
   Value operand(Value v) { return descriptors.lookup(v); }
+  /// The descriptor of `op`'s result: a new one in scratch memory, or the
+  /// one given in advance (a fused group's result, lowered op by op).
   Value result(Operation *op) {
+    if (Value given = descriptors.lookup(op->getResult(0)))
+      return given;
     Value d =
         emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()));
     descriptors[op->getResult(0)] = d;
@@ -101,6 +105,9 @@ private:
   void lowerAttentionBackward(nn::AttentionBackwardOp op);
   void lowerAttentionDoubleBackward(nn::AttentionDoubleBackwardOp op);
   void lowerReturn(func::ReturnOp op);
+  LogicalResult lowerFused(nn::FusedOp op);
+  LogicalResult lowerFusedByOps(nn::FusedOp op, ArrayRef<Value> results);
+  LLVM::LLVMFuncOp thunkOf(nn::FusedOp op);
 
   func::FuncOp step;
   std::string name;
@@ -357,8 +364,134 @@ void StepLowering::lowerAttentionDoubleBackward(
        optional(outputs[3])});
 }
 
+/// `void @<kernel>_thunk(ptr arguments, i64 chunk)`: calls the generated
+/// kernel on slice `chunk` of the pointers of the array (the form
+/// metart_run_host_kernel calls): each sliced operand advanced by `chunk`
+/// slices, replicated inputs as they are.
+LLVM::LLVMFuncOp StepLowering::thunkOf(nn::FusedOp op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name = (op.getKernel()->str() + "_thunk");
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(*op.getKernel());
+  int64_t chunks = op.getChunks().value_or(1);
+  SmallVector<int64_t> sliceBytes;
+  for (auto [index, input] : llvm::enumerate(op.getInputs())) {
+    bool whole = op.getReplicated() && (*op.getReplicated())[index];
+    sliceBytes.push_back(whole ? 0 : byteSize(input.getType()) / chunks);
+  }
+  for (Value result : op.getResults())
+    sliceBytes.push_back(byteSize(result.getType()) / chunks);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = op.getLoc();
+  Type ptr = emit.ptrType(), i64 = b.getI64Type(), i8 = b.getI8Type();
+  auto thunk = LLVM::LLVMFuncOp::create(
+      b, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                  {ptr, i64}));
+  Block *entry = thunk.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  Value chunk = entry->getArgument(1);
+  SmallVector<Value> pointers;
+  for (auto [i, bytes] : llvm::enumerate(sliceBytes)) {
+    Value address =
+        LLVM::GEPOp::create(b, loc, ptr, ptr, entry->getArgument(0),
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value pointer = LLVM::LoadOp::create(b, loc, ptr, address);
+    if (bytes > 0) {
+      Value offset = LLVM::MulOp::create(
+          b, loc, chunk,
+          LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes)));
+      pointer = LLVM::GEPOp::create(b, loc, ptr, i8, pointer,
+                                    ArrayRef<LLVM::GEPArg>{offset});
+    }
+    pointers.push_back(pointer);
+  }
+  LLVM::CallOp::create(b, loc, kernel, pointers);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return thunk;
+}
+
+/// On a host backend, one call of the group's generated kernel; elsewhere
+/// (CUDA) its ops one by one, writing the group's results where the kernel
+/// would have.
+LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
+  SmallVector<Value> results;
+  for (Value r : op.getResults()) {
+    Value d = emit.descriptor(cast<RankedTensorType>(r.getType()));
+    descriptors[r] = d;
+    results.push_back(d);
+  }
+  if (!op.getKernel())
+    return lowerFusedByOps(op, results);
+  OpBuilder &b = emit.builder();
+  Location loc = op.getLoc();
+  Value onHost = LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::ne,
+      emit.callI32("metart_context_is_host", {emit.context()}), emit.i32(0));
+  Block *current = b.getInsertionBlock();
+  Region *region = current->getParent();
+  Block *join = b.createBlock(region, std::next(current->getIterator()));
+  Block *byOps = b.createBlock(join);
+  Block *kernel = b.createBlock(byOps);
+  b.setInsertionPointToEnd(current);
+  LLVM::CondBrOp::create(b, loc, onHost, kernel, byOps);
+
+  b.setInsertionPointToEnd(kernel);
+  SmallVector<Value> pointers;
+  for (Value input : op.getInputs())
+    pointers.push_back(emit.dataOf(operand(input)));
+  for (Value d : results)
+    pointers.push_back(emit.dataOf(d));
+  Value thunk = LLVM::AddressOfOp::create(b, loc, thunkOf(op));
+  emit.checkedCall("metart_run_host_kernel",
+                   {emit.context(), thunk, emit.pointerArray(pointers),
+                    emit.i64(op.getChunks().value_or(1))});
+  LLVM::BrOp::create(b, loc, join);
+
+  b.setInsertionPointToEnd(byOps);
+  if (failed(lowerFusedByOps(op, results)))
+    return failure();
+  LLVM::BrOp::create(b, loc, join);
+  b.setInsertionPointToEnd(join);
+  return success();
+}
+
+LogicalResult StepLowering::lowerFusedByOps(nn::FusedOp op,
+                                            ArrayRef<Value> results) {
+  Block &body = op.getBody().front();
+  for (auto [argument, input] : llvm::zip(body.getArguments(), op.getInputs()))
+    descriptors[argument] = operand(input);
+  auto yield = cast<nn::YieldOp>(body.getTerminator());
+  // Yielded values are computed into the group's results.
+  for (auto [value, d] : llvm::zip(yield.getValues(), results))
+    if (!isa<BlockArgument>(value))
+      descriptors[value] = d;
+  for (Operation &inner : body.without_terminator())
+    if (failed(lowerOp(&inner)))
+      return failure();
+  for (auto [value, d] : llvm::zip(yield.getValues(), results))
+    if (isa<BlockArgument>(value))
+      emit.checkedCall("metart_copy_device",
+                       {emit.context(), emit.dataOf(d),
+                        emit.dataOf(operand(value)),
+                        emit.i64(byteSize(value.getType()))});
+  // The group's intermediate values die with it.
+  for (Operation &inner : body.without_terminator()) {
+    Value value = inner.getResult(0);
+    if (llvm::is_contained(yield.getValues(), value))
+      continue;
+    emit.call("metart_scratch_free",
+              {emit.context(), emit.dataOf(operand(value)),
+               emit.i64(byteSize(value.getType()))});
+  }
+  return success();
+}
+
 LogicalResult StepLowering::lowerOp(Operation *op) {
   Value ctx = emit.context();
+  if (auto fused = dyn_cast<nn::FusedOp>(op))
+    return lowerFused(fused);
   if (auto c = dyn_cast<arith::ConstantOp>(op))
     return lowerConstant(c);
   if (auto outer = dyn_cast<meta::OuterStepOp>(op))

@@ -192,6 +192,11 @@ void RuntimeCallEmitter::checkedCall(StringRef name, ValueRange args) {
   b.setInsertionPointToEnd(next);
 }
 
+Value RuntimeCallEmitter::callI32(StringRef name, ValueRange args) {
+  LLVM::LLVMFuncOp fn = declare(name, i32Type, args.getTypes());
+  return LLVM::CallOp::create(b, loc, fn, args).getResult();
+}
+
 void RuntimeCallEmitter::call(StringRef name, ValueRange args) {
   LLVM::LLVMFuncOp fn =
       declare(name, LLVM::LLVMVoidType::get(b.getContext()), args.getTypes());

@@ -62,6 +62,9 @@ public:
   void checkedCall(llvm::StringRef name, mlir::ValueRange args);
   /// Calls a function returning nothing.
   void call(llvm::StringRef name, mlir::ValueRange args);
+  /// Calls `name` (declared on first use as returning i32) and returns
+  /// its result unchecked (queries such as metart_context_is_host).
+  mlir::Value callI32(llvm::StringRef name, mlir::ValueRange args);
 
 private:
   mlir::LLVM::LLVMFuncOp declare(llvm::StringRef name, mlir::Type result,

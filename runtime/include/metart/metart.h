@@ -217,6 +217,21 @@ metart_status metart_nn_attention_double_backward(
     const metart_tensor *q_bar, const metart_tensor *k_bar,
     const metart_tensor *v_bar, const metart_tensor *dy_bar);
 
+/** Whether the context's tensors live in host memory (the CPU backend):
+ *  only there may compiled code run the kernels metac generated for fused
+ *  groups of ops; elsewhere it calls the runtime's kernels op by op. */
+int metart_context_is_host(const metart_context *context);
+/** Runs `kernel(arguments, chunk)` for every chunk in [0, chunks), a
+ *  kernel metac generated (`arguments`: the data pointers of its inputs,
+ *  then of its results; each call computes one slice of the results along
+ *  their leading dimension), on the backend's threads; timed by the
+ *  profile as "metart_run_host_kernel". METART_ERROR_UNSUPPORTED on a
+ *  backend whose memory is not the host's. */
+metart_status metart_run_host_kernel(metart_context *context,
+                                     void (*kernel)(void **arguments,
+                                                    int64_t chunk),
+                                     void **arguments, int64_t chunks);
+
 /** `stride` and `padding` have two entries (height, width); bias may be
  *  NULL. */
 metart_status metart_nn_conv2d(metart_context *context, const metart_tensor *x,

@@ -7,7 +7,8 @@
 // adds the columns back onto the image; the weight derivative sums, over the
 // images of a slice, the product of the output gradient with the columns.
 // A 1x1 convolution with stride 1 and no padding uses the image itself as
-// its columns. f32 convolutions that oneDNN computes go there (OneDnn.h).
+// its columns. f32 convolutions run on oneDNN where it measures faster
+// (OneDnn.h, chooseConvolution below).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "Gemm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 namespace metart::cpu {
@@ -183,6 +185,65 @@ static KernelStatus conv2dOf(const ConvSizes &s, Workspace &workspace,
          p.positions);
   }
   return KernelStatus::ok();
+}
+
+namespace {
+/// The kernels a convolution can run on, in the order they are measured.
+enum Candidate { Im2col, OneDnn, OneDnnOneThread, Candidates };
+} // namespace
+
+/// Runs one convolution (direction 0 forward, 1 input and 2 weight
+/// derivative) on the kernel measured fastest for its shape. The first call
+/// of a shape runs each candidate twice (once to warm it up: oneDNN
+/// JIT-compiles its primitive, im2col grows its workspace) and keeps the
+/// fastest of the timed runs; every run writes the whole result, so the
+/// last one's is as good as any. f64, shapes oneDNN does not handle and
+/// METART_CONVOLUTION=im2col take im2col; METART_CONVOLUTION=onednn takes
+/// oneDNN on the backend's threads without measuring.
+template <typename Im2colFn, typename OneDnnFn>
+static KernelStatus
+chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
+                  OneDnnConvolutions &convolutions,
+                  std::map<std::array<int64_t, 16>, int> &choices,
+                  Im2colFn im2col, OneDnnFn oneDnn) {
+  if (!convolutions.handles(dtype, s))
+    return im2col();
+  auto run = [&](int candidate) {
+    if (candidate == Im2col)
+      return im2col();
+    convolutions.setThreads(candidate == OneDnnOneThread ? 1 : 0);
+    return oneDnn();
+  };
+  if (convolutions.forced())
+    return run(OneDnn);
+  std::array<int64_t, 16> key = {
+      direction, s.slices,    s.imagesPerSlice, s.channels,
+      s.height,  s.width,     s.outChannels,    s.kernelH,
+      s.kernelW, s.outHeight, s.outWidth,       s.strideH,
+      s.strideW, s.padH,      s.padW,           0};
+  auto found = choices.find(key);
+  if (found != choices.end())
+    return run(found->second);
+  double best = std::numeric_limits<double>::infinity();
+  int fastest = Im2col;
+  for (int candidate = 0; candidate < Candidates; ++candidate) {
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      auto start = std::chrono::steady_clock::now();
+      KernelStatus status = run(candidate);
+      if (status.failed())
+        return status;
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      if (repeat == 1 && seconds < best) {
+        best = seconds;
+        fastest = candidate;
+      }
+    }
+  }
+  choices[key] = fastest;
+  // Leave the result to the chosen kernel, as every later call.
+  return fastest == Candidates - 1 ? KernelStatus::ok() : run(fastest);
 }
 
 KernelStatus CpuBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,

@@ -14,6 +14,9 @@
 #include "OneDnn.h"
 #include "Parallel.h"
 
+#include <array>
+#include <map>
+
 namespace metart::cpu {
 
 /// Host memory that a kernel uses for intermediate values (im2col columns,
@@ -145,6 +148,9 @@ private:
   Workspace workspace;
   /// Convolutions of the shapes oneDNN computes faster than im2col.
   OneDnnConvolutions convolutions;
+  /// The kernel measured fastest for each convolution direction and shape
+  /// (Convolution.cpp).
+  std::map<std::array<int64_t, 16>, int> convolutionChoices;
 };
 
 /// The status of a kernel whose workspace of `bytes` bytes could not be

@@ -18,6 +18,10 @@ bool OneDnnConvolutions::handles(metart_dtype, const ConvSizes &) {
   return false;
 }
 
+bool OneDnnConvolutions::forced() const { return false; }
+
+void OneDnnConvolutions::setThreads(int) {}
+
 std::string OneDnnConvolutions::implementation(const ConvSizes &) { return ""; }
 
 static KernelStatus notBuilt() {

@@ -8,8 +8,11 @@
 // backend's workspace. oneDNN computes f32 only; f64 and the shapes for
 // which it has only a reference implementation stay on im2col.
 //
-// METART_CONVOLUTION=im2col turns oneDNN off (to compare); the default,
-// `onednn`, uses it wherever `handles` says so. Built without oneDNN,
+// Which kernel computes a shape is measured (Convolution.cpp): oneDNN on
+// the backend's threads, oneDNN on one thread (small shapes, where waking
+// OpenMP's threads costs more than it gains) or im2col. METART_CONVOLUTION
+// overrides that: `im2col` turns oneDNN off, `onednn` uses it wherever
+// `handles` says so; `auto`, the default, measures. Built without oneDNN,
 // `handles` is always false.
 //
 //===----------------------------------------------------------------------===//
@@ -50,6 +53,12 @@ public:
   /// The weight derivative, as CpuBackend::conv2dBackwardWeight.
   KernelStatus backwardWeight(const ConvSizes &sizes, Workspace &workspace,
                               const float *x, const float *grad, float *y);
+
+  /// Whether METART_CONVOLUTION asks for oneDNN wherever it handles a
+  /// shape, without measuring.
+  bool forced() const;
+  /// Runs the kernels on `threads` threads (0: the backend's).
+  void setThreads(int threads);
 
   /// The implementation oneDNN chose for the forward convolution of these
   /// sizes (e.g. "jit:avx512_core"), or "" when oneDNN does not handle it.

@@ -109,7 +109,8 @@ size_t roundUp(size_t bytes) {
 } // namespace
 
 struct OneDnnConvolutions::State {
-  bool enabled = true;
+  bool enabled = true, forced = false;
+  int threads = 0;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::map<Key, std::unique_ptr<Kernel>> kernels;
@@ -261,7 +262,7 @@ struct OneDnnConvolutions::State {
                          Workspace &workspace, PointersOf pointersOf) {
     if (s.imagesPerSlice == 0)
       return KernelStatus::ok();
-    omp_set_num_threads(parallelThreads());
+    omp_set_num_threads(threads > 0 ? threads : parallelThreads());
     try {
       Kernel &k = kernel(direction, s, bias);
       for (int64_t slice = 0; slice < s.slices; ++slice) {
@@ -277,22 +278,24 @@ struct OneDnnConvolutions::State {
   }
 };
 
-static bool enabledByEnvironment() {
+OneDnnConvolutions::OneDnnConvolutions() : state(std::make_unique<State>()) {
   const char *choice = std::getenv("METART_CONVOLUTION");
-  if (!choice || !*choice || std::strcmp(choice, "onednn") == 0)
-    return true;
-  if (std::strcmp(choice, "im2col") == 0)
-    return false;
-  std::fprintf(stderr,
-               "metart: warning: ignoring METART_CONVOLUTION='%s' (expected "
-               "onednn or im2col)\n",
-               choice);
-  return true;
+  if (!choice || !*choice || std::strcmp(choice, "auto") == 0)
+    return;
+  if (std::strcmp(choice, "onednn") == 0)
+    state->forced = true;
+  else if (std::strcmp(choice, "im2col") == 0)
+    state->enabled = false;
+  else
+    std::fprintf(stderr,
+                 "metart: warning: ignoring METART_CONVOLUTION='%s' (expected "
+                 "auto, onednn or im2col)\n",
+                 choice);
 }
 
-OneDnnConvolutions::OneDnnConvolutions() : state(std::make_unique<State>()) {
-  state->enabled = enabledByEnvironment();
-}
+bool OneDnnConvolutions::forced() const { return state->forced; }
+
+void OneDnnConvolutions::setThreads(int threads) { state->threads = threads; }
 
 OneDnnConvolutions::~OneDnnConvolutions() = default;
 

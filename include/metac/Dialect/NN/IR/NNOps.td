@@ -7,6 +7,7 @@ include "metac/Dialect/NN/IR/NNBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Elementwise operations
@@ -585,6 +586,62 @@ def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
   let results = (outs NN_Tensor:$result);
   let assemblyFormat = "$labels attr-dict `:` type($labels) `->` type($result)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion groups (the `fused` phase)
+//===----------------------------------------------------------------------===//
+
+def NN_FusedOp : Op<NN_Dialect, "fused", [IsolatedFromAbove, Pure,
+    SingleBlock]> {
+  let summary = "a group of elementwise, broadcast and reduction ops";
+  let description = [{
+    The `fused` phase groups chains of elementwise maps (unary, binary,
+    scale), broadcasts and sums (`nn.reduce_sum`, `nn.reduce_mean`) into
+    one op: its body computes the results from the block arguments (the
+    group's inputs) and yields them. The `lowered` phase compiles each
+    body into one kernel (the `kernel` attribute names it once generated):
+    upstream linalg fusion, bufferisation and lowering to loops that LLVM
+    vectorises. When every value of the group shares its leading dimension
+    (inputs broadcast along it aside), the kernel computes one of `chunks`
+    equal slices of it, and the runtime runs the slices on its threads;
+    `replicated` marks the inputs every slice reads whole. On a backend
+    that does not run host code the body's ops are called one by one
+    instead. Not differentiable: it appears after
+    autodiff.
+
+    ```mlir
+    %y = nn.fused (%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %0 = nn.broadcast %c dims [0] : tensor<8xf32> -> tensor<4x8xf32>
+      %1 = nn.add %a, %0 : tensor<4x8xf32>
+      %2 = nn.relu %1 : tensor<4x8xf32>
+      nn.yield %2 : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<NN_Tensor>:$inputs,
+                       OptionalAttr<FlatSymbolRefAttr>:$kernel,
+                       OptionalAttr<I64Attr>:$chunks,
+                       OptionalAttr<DenseBoolArrayAttr>:$replicated);
+  let results = (outs Variadic<NN_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether `op` may be part of a group: an elementwise map, a
+    /// broadcast or a sum of f32 or f64 tensors.
+    static bool isFusible(::mlir::Operation *op);
+  }];
+}
+
+def NN_YieldOp : Op<NN_Dialect, "yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusedOp">]> {
+  let summary = "the results of an `nn.fused` body";
+  let arguments = (ins Variadic<NN_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
 #endif // METAC_DIALECT_NN_IR_NNOPS_TD

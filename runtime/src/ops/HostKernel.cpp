@@ -1,0 +1,46 @@
+//===- HostKernel.cpp - kernels that metac generated ----------------------===//
+//
+// metac compiles groups of elementwise, broadcast and sum ops into kernels
+// of its own (the `fused` phase); compiled code calls them through here, so
+// that they run only where tensors live in host memory, on the CPU
+// backend's threads (one slice of the results per call), and the profile
+// times them like the runtime's kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+#include "../Tensor.h"
+#include "../cpu/Parallel.h"
+
+#include <string>
+
+using namespace metart;
+
+int metart_context_is_host(const metart_context *context) {
+  return context && context->backend->hostMemory();
+}
+
+metart_status metart_run_host_kernel(metart_context *context,
+                                     void (*kernel)(void **arguments,
+                                                    int64_t chunk),
+                                     void **arguments, int64_t chunks) {
+  Checker check(context, "metart_run_host_kernel");
+  if (!check.ok())
+    return check.result();
+  if (!kernel)
+    return check.finish({METART_ERROR_INVALID_ARGUMENT, "the kernel is null"});
+  if (!context->backend->hostMemory())
+    return check.finish({METART_ERROR_UNSUPPORTED,
+                         "a generated host kernel cannot run on a device "
+                         "backend (compile with --fusion=off)"});
+  if (chunks < 1)
+    return check.finish(
+        {METART_ERROR_INVALID_ARGUMENT,
+         "expects at least one chunk, got " + std::to_string(chunks)});
+  // Slices are disjoint: the result does not depend on the threads.
+  cpu::parallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = begin; chunk < end; ++chunk)
+      kernel(arguments, chunk);
+  });
+  return check.finish(KernelStatus::ok());
+}

@@ -1,0 +1,72 @@
+// RUN: metac-opt %s --split-input-file --verify-diagnostics
+
+func.func @arguments(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has 1 inputs but its body takes 2 arguments}}
+  %r = nn.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %n = nn.neg %a : tensor<4xf32>
+    nn.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input 0 has type 'tensor<4xf32>' but its block argument 'tensor<4xf64>'}}
+  %r = nn.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf64>):
+    %n = nn.neg %a : tensor<4xf64>
+    %c = nn.convert %n : tensor<4xf64> -> tensor<4xf32>
+    nn.yield %c : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_types(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yields 'tensor<2x2xf32>' but returns 'tensor<4xf32>'}}
+  %r = nn.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %n = nn.reshape %a : tensor<4xf32> -> tensor<2x2xf32>
+    nn.yield %n : tensor<2x2xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = nn.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{cannot be part of an nn.fused group}}
+    %m = nn.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    nn.yield %m : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @half(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %r = nn.fused(%x) : (tensor<4xbf16>) -> tensor<4xbf16> {
+  ^bb0(%a: tensor<4xbf16>):
+    // expected-error @+1 {{cannot be part of an nn.fused group}}
+    %n = nn.neg %a : tensor<4xbf16>
+    nn.yield %n : tensor<4xbf16>
+  }
+  return %r : tensor<4xbf16>
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = nn.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %n = nn.neg %a : tensor<4xf32>
+    nn.yield %n : tensor<4xf32>
+  }
+  // expected-error @+1 {{expects parent op 'nn.fused'}}
+  nn.yield %r : tensor<4xf32>
+}
