@@ -219,7 +219,8 @@ metart_status metart_nn_attention_double_backward(
 
 /** Whether the context's tensors live in host memory (the CPU backend):
  *  only there may compiled code run the kernels metac generated for fused
- *  groups of ops; elsewhere it calls the runtime's kernels op by op. */
+ *  groups of ops; elsewhere it calls the runtime's kernels op by op.
+ *  METART_FUSED_KERNELS=off answers no on the CPU too. */
 int metart_context_is_host(const metart_context *context);
 /** Runs `kernel(arguments, chunk)` for every chunk in [0, chunks), a
  *  kernel metac generated (`arguments`: the data pointers of its inputs,

@@ -12,12 +12,23 @@
 #include "../Tensor.h"
 #include "../cpu/Parallel.h"
 
+#include <cstdlib>
 #include <string>
 
 using namespace metart;
 
+/// METART_FUSED_KERNELS=off runs every group op by op, as on a device
+/// backend: to compare, and to test that path without a GPU.
+static bool fusedKernelsOff() {
+  static const bool off = [] {
+    const char *value = std::getenv("METART_FUSED_KERNELS");
+    return value && std::string(value) == "off";
+  }();
+  return off;
+}
+
 int metart_context_is_host(const metart_context *context) {
-  return context && context->backend->hostMemory();
+  return context && context->backend->hostMemory() && !fusedKernelsOff();
 }
 
 metart_status metart_run_host_kernel(metart_context *context,
