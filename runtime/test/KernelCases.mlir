@@ -162,6 +162,20 @@ func.func @max_pool2d_backward_overlapping(%x: tensor<3x6x6xf64>, %g: tensor<3x6
   return %0 : tensor<3x6x6xf64>
 }
 
+// Tiled windows (kernel = stride, no padding) whose last rows and columns
+// lie past the last window: their derivative is zero there. Ties (step)
+// pick the first maximum.
+func.func @max_pool2d_backward_tiled_remainder(%x: tensor<2x3x7x5xf64>, %g: tensor<2x3x3x2xf64>) -> tensor<2x3x7x5xf64> {
+  %0 = nn.max_pool2d_backward %x, %g kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<2x3x7x5xf64>, tensor<2x3x3x2xf64> -> tensor<2x3x7x5xf64>
+  return %0 : tensor<2x3x7x5xf64>
+}
+
+func.func @max_pool2d_backward_tiled_three(%x: tensor<2x8x7xf64>, %g: tensor<2x2x2xf64>) -> tensor<2x8x7xf64> {
+  %s = nn.step %x : tensor<2x8x7xf64>
+  %0 = nn.max_pool2d_backward %s, %g kernel [3, 3] stride [3, 3] padding [0, 0] : tensor<2x8x7xf64>, tensor<2x2x2xf64> -> tensor<2x8x7xf64>
+  return %0 : tensor<2x8x7xf64>
+}
+
 func.func @avg_pool2d_overlapping(%x: tensor<2x2x5x7xf64>) -> tensor<2x2x5x4xf64> {
   %0 = nn.avg_pool2d %x kernel [3, 3] stride [1, 2] padding [1, 1] : tensor<2x2x5x7xf64> -> tensor<2x2x5x4xf64>
   return %0 : tensor<2x2x5x4xf64>
