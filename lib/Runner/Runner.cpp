@@ -29,8 +29,24 @@ using namespace metac;
 namespace {
 
 bool isKernel(LLVM::LLVMFuncOp function) {
-  return function.getName().starts_with("__metac_kernel_") &&
-         !function.getName().ends_with("_thunk") && !function.isExternal();
+  return function.getName().starts_with(kFusedKernelPrefix) &&
+         !function.getName().ends_with(kFusedKernelThunkSuffix) &&
+         !function.isExternal();
+}
+
+/// A target machine for this host, generating code at `level`.
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+hostTargetMachine(Location loc, llvm::CodeGenOptLevel level) {
+  auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host)
+    return emitError(loc, "JIT compilation failed: ")
+           << llvm::toString(host.takeError());
+  host->setCodeGenOptLevel(level);
+  auto machine = host->createTargetMachine();
+  if (!machine)
+    return emitError(loc, "JIT compilation failed: ")
+           << llvm::toString(machine.takeError());
+  return std::move(*machine);
 }
 
 /// Moves the generated kernels of `lowered` into a module of their own
@@ -114,30 +130,18 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   // selection and register allocation at -O0 (fast allocation). Greedy
   // allocation is superlinear in it, and took 9 of every 10 s of a
   // 22M-parameter BERT's 10-step evaluation; the calls run the same.
-  auto hostMachine = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostMachine)
-    return emitError(loc, "JIT compilation failed: ")
-           << llvm::toString(hostMachine.takeError());
-  hostMachine->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-  auto machine = hostMachine->createTargetMachine();
-  if (!machine)
-    return emitError(loc, "JIT compilation failed: ")
-           << llvm::toString(machine.takeError());
+  auto machine = hostTargetMachine(loc, llvm::CodeGenOptLevel::None);
+  if (failed(machine))
+    return failure();
   // The generated kernels are loops: their own module, compiled with full
   // instruction selection and register allocation.
   OwningOpRef<ModuleOp> kernelModule = splitKernels(*lowered);
   std::unique_ptr<ExecutionEngine> kernelEngine;
   std::vector<std::pair<std::string, void *>> kernelAddresses;
   if (kernelModule) {
-    auto kernelMachine = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!kernelMachine)
-      return emitError(loc, "JIT compilation failed: ")
-             << llvm::toString(kernelMachine.takeError());
-    kernelMachine->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-    auto target = kernelMachine->createTargetMachine();
-    if (!target)
-      return emitError(loc, "JIT compilation failed: ")
-             << llvm::toString(target.takeError());
+    auto target = hostTargetMachine(loc, llvm::CodeGenOptLevel::Default);
+    if (failed(target))
+      return failure();
     auto created = ExecutionEngine::create(*kernelModule, engineOptions,
                                            std::move(*target));
     if (!created)

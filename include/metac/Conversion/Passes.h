@@ -10,6 +10,12 @@
 
 namespace metac {
 
+/// metac-generate-kernels names its kernels with this prefix and a number;
+/// convert-nn-to-runtime calls each through `<kernel>` + the thunk suffix.
+/// The JIT compiles the kernels (not the thunks) in a module of their own.
+inline constexpr llvm::StringLiteral kFusedKernelPrefix = "__metac_kernel_";
+inline constexpr llvm::StringLiteral kFusedKernelThunkSuffix = "_thunk";
+
 #define GEN_PASS_DECL
 #include "metac/Conversion/Passes.h.inc"
 

@@ -315,7 +315,7 @@ struct GenerateFusedKernels
     auto kernels = ModuleOp::create(b, module.getLoc(), "metac_kernels");
     b.setInsertionPointToEnd(kernels.getBody());
     for (auto [index, fused] : llvm::enumerate(groups)) {
-      std::string name = "__metac_kernel_" + std::to_string(index);
+      std::string name = (kFusedKernelPrefix + Twine(index)).str();
       SlicePlan plan = planSlices(fused);
       buildKernel(b, fused, name, plan);
       fused.setKernelAttr(FlatSymbolRefAttr::get(&getContext(), name));
@@ -330,7 +330,7 @@ struct GenerateFusedKernels
     if (failed(fuseProducers(kernels)) ||
         failed(runPipeline(destinations, kernels)) ||
         failed(collapseLoops(kernels))) {
-      kernels.emitError("fusing the kernels' loops did not converge");
+      kernels.emitError("fusing the kernels' loops failed");
       return signalPassFailure();
     }
     OpPassManager pm(ModuleOp::getOperationName());

@@ -370,7 +370,7 @@ void StepLowering::lowerAttentionDoubleBackward(
 /// slices, replicated inputs as they are.
 LLVM::LLVMFuncOp StepLowering::thunkOf(nn::FusedOp op) {
   auto module = op->getParentOfType<ModuleOp>();
-  std::string name = (op.getKernel()->str() + "_thunk");
+  std::string name = (*op.getKernel() + kFusedKernelThunkSuffix).str();
   if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(*op.getKernel());

@@ -204,7 +204,7 @@ template <typename Im2colFn, typename OneDnnFn>
 static KernelStatus
 chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
                   OneDnnConvolutions &convolutions,
-                  std::map<std::array<int64_t, 16>, int> &choices,
+                  std::map<std::array<int64_t, 15>, int> &choices,
                   Im2colFn im2col, OneDnnFn oneDnn) {
   if (!convolutions.handles(dtype, s))
     return im2col();
@@ -216,11 +216,10 @@ chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
   };
   if (convolutions.forced())
     return run(OneDnn);
-  std::array<int64_t, 16> key = {
-      direction, s.slices,    s.imagesPerSlice, s.channels,
-      s.height,  s.width,     s.outChannels,    s.kernelH,
-      s.kernelW, s.outHeight, s.outWidth,       s.strideH,
-      s.strideW, s.padH,      s.padW,           0};
+  std::array<int64_t, 15> key = {
+      direction,  s.slices,      s.imagesPerSlice, s.channels, s.height,
+      s.width,    s.outChannels, s.kernelH,        s.kernelW,  s.outHeight,
+      s.outWidth, s.strideH,     s.strideW,        s.padH,     s.padW};
   auto found = choices.find(key);
   if (found != choices.end())
     return run(found->second);

@@ -150,7 +150,7 @@ private:
   OneDnnConvolutions convolutions;
   /// The kernel measured fastest for each convolution direction and shape
   /// (Convolution.cpp).
-  std::map<std::array<int64_t, 16>, int> convolutionChoices;
+  std::map<std::array<int64_t, 15>, int> convolutionChoices;
 };
 
 /// The status of a kernel whose workspace of `bytes` bytes could not be

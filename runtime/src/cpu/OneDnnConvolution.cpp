@@ -58,7 +58,7 @@ struct Kernel {
   memory::desc scratchpad;
 };
 
-using Key = std::array<int64_t, 14>;
+using Key = std::array<int64_t, 15>;
 
 Key keyOf(Direction direction, const ConvSizes &s, bool bias) {
   return {static_cast<int64_t>(direction),
@@ -74,7 +74,8 @@ Key keyOf(Direction direction, const ConvSizes &s, bool bias) {
           s.padH,
           s.padW,
           bias ? 1 : 0,
-          s.outHeight * 100000 + s.outWidth};
+          s.outHeight,
+          s.outWidth};
 }
 
 /// The descriptions of one slice's operands in metart's layouts.
@@ -136,6 +137,14 @@ struct OneDnnConvolutions::State {
     return {description, attributes, engine};
   }
 
+  /// Makes `description`'s primitive `kernel`'s.
+  template <typename Primitive, typename Description>
+  static void adopt(Kernel &kernel, const Description &description) {
+    kernel.primitive = Primitive(description);
+    kernel.implementation = description.impl_info_str();
+    kernel.scratchpad = description.scratchpad_desc();
+  }
+
   /// The kernel of `direction` for these sizes, created on first use.
   Kernel &kernel(Direction direction, const ConvSizes &s, bool bias) {
     std::unique_ptr<Kernel> &slot = kernels[keyOf(direction, s, bias)];
@@ -156,9 +165,7 @@ struct OneDnnConvolutions::State {
     auto forward = forwardDescription(s, bias);
     switch (direction) {
     case Direction::Forward:
-      kernel->primitive = dnnl::convolution_forward(forward);
-      kernel->implementation = forward.impl_info_str();
-      kernel->scratchpad = forward.scratchpad_desc();
+      adopt<dnnl::convolution_forward>(*kernel, forward);
       kernel->operands = {
           {DNNL_ARG_SRC, source, forward.src_desc(), true},
           {DNNL_ARG_WEIGHTS, weights, forward.weights_desc(), true},
@@ -175,9 +182,7 @@ struct OneDnnConvolutions::State {
               Shapes::any(d.weights), Shapes::any(d.destination), d.strides,
               d.padding, d.paddingEnd),
           attributes, engine, forward);
-      kernel->primitive = dnnl::convolution_backward_data(backward);
-      kernel->implementation = backward.impl_info_str();
-      kernel->scratchpad = backward.scratchpad_desc();
+      adopt<dnnl::convolution_backward_data>(*kernel, backward);
       kernel->operands = {
           {DNNL_ARG_DIFF_DST, destination, backward.diff_dst_desc(), true},
           {DNNL_ARG_WEIGHTS, weights, backward.weights_desc(), true},
@@ -191,9 +196,7 @@ struct OneDnnConvolutions::State {
               Shapes::any(d.weights), Shapes::any(d.destination), d.strides,
               d.padding, d.paddingEnd),
           attributes, engine, forward);
-      kernel->primitive = dnnl::convolution_backward_weights(backward);
-      kernel->implementation = backward.impl_info_str();
-      kernel->scratchpad = backward.scratchpad_desc();
+      adopt<dnnl::convolution_backward_weights>(*kernel, backward);
       kernel->operands = {
           {DNNL_ARG_SRC, source, backward.src_desc(), true},
           {DNNL_ARG_DIFF_DST, destination, backward.diff_dst_desc(), true},

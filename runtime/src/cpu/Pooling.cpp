@@ -33,9 +33,10 @@ static Window windowOf(const PoolSizes &s, int64_t i, int64_t j) {
 }
 
 /// Whether `value` replaces `current` as a window's maximum: larger, or the
-/// window's first NaN.
+/// window's first NaN. Without branches, so that loops over windows
+/// vectorise.
 template <typename T> static bool replacesMaximum(T value, T current) {
-  return value > current || (std::isnan(value) && !std::isnan(current));
+  return (value > current) | ((value != value) & (current == current));
 }
 
 /// `forEachArgmax` for K x K windows with stride K and no padding (the
@@ -67,13 +68,6 @@ static bool isTiled(const PoolSizes &s) {
          s.strideH == s.kernelH && s.strideW == s.kernelW;
 }
 
-/// Whether `value` replaces `current` as a window's maximum, without
-/// branches (so that loops over windows vectorise): larger, or the first
-/// NaN.
-template <typename T> static bool replaces(T value, T current) {
-  return (value > current) | ((value != value) & (current == current));
-}
-
 /// Max pooling of the planes [first, last) with 2 x 2 windows and stride
 /// 2: the window's maximum (its first NaN), branch-free over a row.
 template <typename T>
@@ -87,89 +81,14 @@ static void tiledMax2(const PoolSizes &s, const T *x, T *y, int64_t first,
       T *out = y + plane * outPlane + i * s.outWidth;
       for (int64_t j = 0; j < s.outWidth; ++j) {
         T m = top[2 * j], v = top[2 * j + 1];
-        m = replaces(v, m) ? v : m;
+        m = replacesMaximum(v, m) ? v : m;
         v = bottom[2 * j];
-        m = replaces(v, m) ? v : m;
+        m = replacesMaximum(v, m) ? v : m;
         v = bottom[2 * j + 1];
-        m = replaces(v, m) ? v : m;
+        m = replacesMaximum(v, m) ? v : m;
         out[j] = m;
       }
     }
-}
-
-/// The max-pooling derivative of the planes [first, last) for K x K
-/// windows with stride K: each window's elements get the output gradient at
-/// its (first) maximum and zero elsewhere; rows and columns past the last
-/// window get zero.
-template <int K, typename T>
-static void tiledBackward(const PoolSizes &s, const T *x, const T *g, T *dx,
-                          int64_t first, int64_t last) {
-  int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T *in = x + plane * inPlane;
-    const T *grad = g + plane * outPlane;
-    T *out = dx + plane * inPlane;
-    for (int64_t i = 0; i < s.outHeight; ++i) {
-      for (int64_t j = 0; j < s.outWidth; ++j) {
-        int64_t corner = i * K * s.width + j * K, best = corner;
-        for (int r = 0; r < K; ++r)
-          for (int c = 0; c < K; ++c) {
-            int64_t at = corner + r * s.width + c;
-            if (replacesMaximum(in[at], in[best]))
-              best = at;
-          }
-        T value = grad[i * s.outWidth + j];
-        for (int r = 0; r < K; ++r)
-          for (int c = 0; c < K; ++c) {
-            int64_t at = corner + r * s.width + c;
-            out[at] = at == best ? value : T(0);
-          }
-      }
-      // Columns past the last window.
-      for (int r = 0; r < K; ++r)
-        std::fill(out + (i * K + r) * s.width + s.outWidth * K,
-                  out + (i * K + r + 1) * s.width, T(0));
-    }
-    // Rows past the last window.
-    std::fill(out + s.outHeight * K * s.width, out + inPlane, T(0));
-  }
-}
-
-/// `tiledBackward<2>` without branches over a row (so that it vectorises).
-template <typename T>
-static void tiledBackward2(const PoolSizes &s, const T *x, const T *g, T *dx,
-                           int64_t first, int64_t last) {
-  int64_t inPlane = s.height * s.width, outPlane = s.outHeight * s.outWidth;
-  for (int64_t plane = first; plane < last; ++plane) {
-    T *out = dx + plane * inPlane;
-    for (int64_t i = 0; i < s.outHeight; ++i) {
-      const T *top = x + plane * inPlane + 2 * i * s.width;
-      const T *bottom = top + s.width;
-      const T *grad = g + plane * outPlane + i * s.outWidth;
-      T *outTop = out + 2 * i * s.width, *outBottom = outTop + s.width;
-      for (int64_t j = 0; j < s.outWidth; ++j) {
-        // The window's first maximum: 0, 1 (top row), 2, 3 (bottom row).
-        T m = top[2 * j];
-        int best = 0;
-        bool t = replaces(top[2 * j + 1], m);
-        m = t ? top[2 * j + 1] : m;
-        best = t ? 1 : best;
-        t = replaces(bottom[2 * j], m);
-        m = t ? bottom[2 * j] : m;
-        best = t ? 2 : best;
-        t = replaces(bottom[2 * j + 1], m);
-        best = t ? 3 : best;
-        T value = grad[j];
-        outTop[2 * j] = best == 0 ? value : T(0);
-        outTop[2 * j + 1] = best == 1 ? value : T(0);
-        outBottom[2 * j] = best == 2 ? value : T(0);
-        outBottom[2 * j + 1] = best == 3 ? value : T(0);
-      }
-      for (T *row : {outTop, outBottom})
-        std::fill(row + 2 * s.outWidth, row + s.width, T(0));
-    }
-    std::fill(out + s.outHeight * 2 * s.width, out + inPlane, T(0));
-  }
 }
 
 /// Calls `fn(plane, out, argmax)` for every output element of the planes
@@ -248,21 +167,8 @@ KernelStatus CpuBackend::maxPool2dBackward(metart_dtype dtype,
     T *dx = static_cast<T *>(y);
     int64_t inPlane = sizes.height * sizes.width;
     int64_t outPlane = sizes.outHeight * sizes.outWidth;
-    const T *in = static_cast<const T *>(x);
-    if (isTiled(sizes) && (sizes.kernelH == 2 || sizes.kernelH == 3)) {
-      // Windows do not overlap: every input element is written once, the
-      // gradient at its window's maximum and zero elsewhere (no zeroing
-      // pass, no read-modify-write).
-      parallelFor(sizes.planes, planeGrain(sizes),
-                  [&](int64_t first, int64_t last) {
-                    if (sizes.kernelH == 2)
-                      tiledBackward2(sizes, in, g, dx, first, last);
-                    else
-                      tiledBackward<3>(sizes, in, g, dx, first, last);
-                  });
-      return;
-    }
     // Each plane zeroes its own part before adding into it.
+    const T *in = static_cast<const T *>(x);
     parallelFor(
         sizes.planes, planeGrain(sizes), [&](int64_t first, int64_t last) {
           std::fill(dx + first * inPlane, dx + last * inPlane, T(0));

@@ -70,3 +70,29 @@ func.func @yield_outside(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{expects parent op 'nn.fused'}}
   nn.yield %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @missing_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{names kernel @nowhere, which is not a function of the module}}
+  %r = nn.fused(%x) {kernel = @nowhere} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %n = nn.neg %a : tensor<4xf32>
+    nn.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+llvm.func @one_pointer(!llvm.ptr)
+
+func.func @kernel_arguments(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{names kernel @one_pointer of 1 arguments; its group has 2 inputs and results}}
+  %r = nn.fused(%x) {kernel = @one_pointer} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %n = nn.neg %a : tensor<4xf32>
+    nn.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

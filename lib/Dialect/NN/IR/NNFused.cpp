@@ -2,6 +2,8 @@
 
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace metac::nn;
 
@@ -43,5 +45,23 @@ LogicalResult FusedOp::verify() {
       return op.emitOpError("cannot be part of an nn.fused group (only "
                             "elementwise maps, broadcasts and sums of f32 or "
                             "f64 tensors can)");
+  return success();
+}
+
+LogicalResult FusedOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FlatSymbolRefAttr kernel = getKernelAttr();
+  if (!kernel)
+    return success();
+  auto function =
+      symbols.lookupNearestSymbolFrom<FunctionOpInterface>(*this, kernel);
+  if (!function)
+    return emitOpError("names kernel ")
+           << kernel << ", which is not a function of the module";
+  // One buffer per input, then per result.
+  unsigned expected = getInputs().size() + getNumResults();
+  if (function.getNumArguments() != expected)
+    return emitOpError("names kernel ")
+           << kernel << " of " << function.getNumArguments()
+           << " arguments; its group has " << expected << " inputs and results";
   return success();
 }

@@ -8,6 +8,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Elementwise operations
@@ -593,7 +594,7 @@ def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def NN_FusedOp : Op<NN_Dialect, "fused", [IsolatedFromAbove, Pure,
-    SingleBlock]> {
+    SingleBlock, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "a group of elementwise, broadcast and reduction ops";
   let description = [{
     The `fused` phase groups chains of elementwise maps (unary, binary,
