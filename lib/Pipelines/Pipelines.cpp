@@ -126,6 +126,8 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
+  if (after(Phase::Optimized))
+    pm.addPass(createFoldNNTransposes());
   if (after(Phase::Fused) && options.fusion)
     pm.addPass(createFuseNNElementwise());
   if (after(Phase::Lowered)) {

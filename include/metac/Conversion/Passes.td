@@ -29,6 +29,22 @@ def ConvertNNToRuntime : Pass<"convert-nn-to-runtime", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def FoldNNTransposes : Pass<"metac-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Fold transposes of the last two dimensions into products";
+  let description = [{
+    Part of the `optimized` phase. Products read either operand transposed
+    for free (BLAS and oneDNN flags), so transposes of the last two
+    dimensions that autodiff writes around them are folded in: a transpose
+    of a transpose composes (or vanishes); `linear(x, transpose(w))`
+    without bias, where x's leading dimensions are the weight's batch
+    dimensions and one row dimension, becomes `matmul(x, w)`; a transposed
+    operand of `matmul` flips its flag; and a transpose of a product used
+    only there becomes the product of the swapped operands with flipped
+    flags. Transposes left without users are erased.
+  }];
+  let dependentDialects = ["::metac::nn::NNDialect"];
+}
+
 def FuseNNElementwise : Pass<"metac-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Group chains of elementwise, broadcast and sum ops into nn.fused";
   let description = [{

@@ -12,6 +12,7 @@
 
 #include "../Backend.h"
 #include "OneDnn.h"
+#include "OneDnnProducts.h"
 #include "Parallel.h"
 
 #include <array>
@@ -148,6 +149,8 @@ private:
   Workspace workspace;
   /// Convolutions of the shapes oneDNN computes faster than im2col.
   OneDnnConvolutions convolutions;
+  /// The f32 products oneDNN computes (OneDnnProducts.h).
+  OneDnnProducts products;
   /// The kernel measured fastest for each convolution direction and shape
   /// (Convolution.cpp).
   std::map<std::array<int64_t, 15>, int> convolutionChoices;

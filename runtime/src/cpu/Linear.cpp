@@ -1,6 +1,8 @@
 //===- Linear.cpp - affine layers and matrix products on the CPU ----------===//
 //
-// Both are GEMMs through OpenBLAS. `linear` makes one GEMM per weight slice:
+// f32 products that oneDNN computes take one oneDNN call for the whole
+// batch (OneDnnProducts.h); the rest are GEMMs through OpenBLAS, as
+// follows. `linear` makes one GEMM per weight slice:
 // with an unbatched weight the whole input is one `[rows, in] x [in, out]`
 // product; with weights batched over tasks each task's rows are one. The
 // bias is written first and the product added to it. `matmul` makes one
@@ -44,6 +46,15 @@ static void linearOf(const LinearSizes &s, const T *x, const T *weight,
 KernelStatus CpuBackend::linear(metart_dtype dtype, const LinearSizes &sizes,
                                 const void *x, const void *weight,
                                 const void *bias, void *y) {
+  // Per slice, x [rows, in] times the weight [out, in] read transposed.
+  ProductSizes product{
+      sizes.slices, sizes.rowsPerSlice, sizes.out,       sizes.in, false,
+      true,         bias != nullptr,    sizes.slices > 1};
+  if (products.handles(dtype, product))
+    return products.run(product, workspace, static_cast<const float *>(x),
+                        static_cast<const float *>(weight),
+                        static_cast<const float *>(bias),
+                        static_cast<float *>(y));
   if (!fitsBlas(sizes.rowsPerSlice, sizes.out, sizes.in))
     return tooLargeForBlas(sizes.rowsPerSlice, sizes.out, sizes.in);
   withFloat(dtype, [&](auto t) {
@@ -67,6 +78,12 @@ static void matmulOf(const MatmulSizes &s, const T *a, const T *b, T *y) {
 
 KernelStatus CpuBackend::matmul(metart_dtype dtype, const MatmulSizes &sizes,
                                 const void *a, const void *b, void *y) {
+  ProductSizes product{sizes.batch,      sizes.m,          sizes.n, sizes.k,
+                       sizes.transposeA, sizes.transposeB, false,   false};
+  if (products.handles(dtype, product))
+    return products.run(product, workspace, static_cast<const float *>(a),
+                        static_cast<const float *>(b), nullptr,
+                        static_cast<float *>(y));
   if (!fitsBlas(sizes.m, sizes.n, sizes.k))
     return tooLargeForBlas(sizes.m, sizes.n, sizes.k);
   withFloat(dtype, [&](auto t) {
