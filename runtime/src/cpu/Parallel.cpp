@@ -8,6 +8,15 @@
 // that wakes late, holding an older loop's snapshot, claims nothing of a
 // newer loop.
 //
+// Built with oneDNN, loops run on OpenMP's team instead (libgomp, which
+// oneDNN's Debian build uses): two pools on the same cores fought each
+// other, OpenMP's workers spinning after each oneDNN call (28% of ConvNet
+// MAML's samples) while this pool's waited for a core. One team, whose
+// workers are still spinning from the last convolution when a loop starts,
+// serves both. It is entered through libgomp's ABI (GOMP_parallel, what
+// GCC emits for `#pragma omp parallel`): clang's -fopenmp would link LLVM's
+// libomp, a second runtime with its own threads.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Parallel.h"
@@ -55,6 +64,7 @@ static int chooseThreads() {
   return std::max(1, cores / std::max(1, ranks));
 }
 
+#ifndef METART_PARALLEL_GOMP
 namespace {
 
 class Pool {
@@ -165,6 +175,58 @@ Pool &pool() {
 }
 
 } // namespace
+#endif
+
+#ifdef METART_PARALLEL_GOMP
+
+extern "C" {
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
+                   unsigned flags);
+int omp_in_parallel(void);
+}
+
+namespace {
+
+/// A loop on OpenMP's team: every thread of the team claims chunks.
+struct TeamLoop {
+  int64_t n, chunks;
+  RangeFn fn;
+  void *state;
+  std::atomic<int64_t> next{0};
+
+  static void run(void *data) {
+    auto *loop = static_cast<TeamLoop *>(data);
+    for (int64_t c = loop->next.fetch_add(1, std::memory_order_relaxed);
+         c < loop->chunks;
+         c = loop->next.fetch_add(1, std::memory_order_relaxed))
+      loop->fn(loop->state, loop->n * c / loop->chunks,
+               loop->n * (c + 1) / loop->chunks);
+  }
+};
+
+} // namespace
+
+int metart::cpu::parallelThreads() {
+  static const int threads = chooseThreads();
+  return threads;
+}
+
+void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
+                                    void *state) {
+  int threads = parallelThreads();
+  // Inside another team's region (a kernel called from a parallel loop)
+  // the loop runs on its thread.
+  if (threads == 1 || omp_in_parallel()) {
+    fn(state, 0, n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(n / grain, 4 * threads);
+  TeamLoop loop{n, chunks, fn, state};
+  GOMP_parallel(&TeamLoop::run, &loop,
+                static_cast<unsigned>(std::min<int64_t>(threads, chunks)), 0);
+}
+
+#else
 
 int metart::cpu::parallelThreads() { return pool().threads(); }
 
@@ -173,3 +235,5 @@ void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
   if (pool().threads() == 1 || !pool().run(n, grain, fn, state))
     fn(state, 0, n);
 }
+
+#endif
