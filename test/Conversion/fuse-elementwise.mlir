@@ -71,3 +71,35 @@ func.func @half(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
   %n = nn.neg %e : tensor<4x8xbf16>
   return %n : tensor<4x8xbf16>
 }
+
+// -----
+
+// Sums over the leading dimension and others of a group's values are split:
+// the sum over the others joins the group, the sum of its small result
+// over the leading dimension stays outside, before its first user. The
+// partial sum joins although a matmul reads the group's values before the
+// original sum's place. A mean splits into a mean of means. A sum over the
+// leading dimension alone, or of a value no group computes, stays as it is.
+// CHECK-LABEL: func.func @split_sums
+// CHECK: %[[G:.*]]:4 = nn.fused(%arg0, %arg1) : (tensor<4x3x8xf32>, tensor<4x3x8xf32>) -> (tensor<4x3x8xf32>, tensor<4x8xf32>, tensor<4x3x8xf32>, tensor<4x8xf32>)
+// CHECK:   %[[P:.*]] = nn.mul
+// CHECK-NEXT:   nn.reduce_sum %[[P]] dims [1] : tensor<4x3x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:   nn.exp %[[P]]
+// CHECK-NEXT:   nn.reduce_mean %{{.*}} dims [1] : tensor<4x3x8xf32> -> tensor<4x8xf32>
+// CHECK: nn.matmul %[[G]]#2
+// CHECK-NEXT: %[[T:.*]] = nn.reduce_sum %[[G]]#1 dims [0] : tensor<4x8xf32> -> tensor<8xf32>
+// CHECK-NEXT: nn.neg %[[T]]
+// CHECK-NEXT: nn.reduce_sum %arg0 dims [0, 1] : tensor<4x3x8xf32> -> tensor<8xf32>
+// CHECK-NEXT: nn.reduce_sum %[[G]]#0 dims [0] : tensor<4x3x8xf32> -> tensor<3x8xf32>
+// CHECK-NEXT: nn.reduce_mean %[[G]]#3 dims [0] : tensor<4x8xf32> -> tensor<8xf32>
+func.func @split_sums(%x: tensor<4x3x8xf32>, %y: tensor<4x3x8xf32>, %w: tensor<4x8x8xf32>) -> (tensor<4x3x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>) {
+  %p = nn.mul %x, %y : tensor<4x3x8xf32>
+  %e = nn.exp %p : tensor<4x3x8xf32>
+  %m = nn.matmul %e, %w : tensor<4x3x8xf32>, tensor<4x8x8xf32> -> tensor<4x3x8xf32>
+  %s = nn.reduce_sum %p dims [0, 1] : tensor<4x3x8xf32> -> tensor<8xf32>
+  %n = nn.neg %s : tensor<8xf32>
+  %a = nn.reduce_mean %e dims [0, 1] : tensor<4x3x8xf32> -> tensor<8xf32>
+  %b = nn.reduce_sum %x dims [0, 1] : tensor<4x3x8xf32> -> tensor<8xf32>
+  %c = nn.reduce_sum %p dims [0] : tensor<4x3x8xf32> -> tensor<3x8xf32>
+  return %m, %n, %a, %b, %c : tensor<4x3x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>
+}
