@@ -120,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
         // A shared weight over batched rows.
         LinearCase{"Shared", {4, 25, 64}, {5, 64}, true},
         LinearCase{"SharedNoBias", {300, 1}, {40, 1}, false},
-        // Past the one-thread threshold (2^20 multiply-adds).
+        // Past the one-thread threshold (2^18 multiply-adds).
         LinearCase{"Large", {256, 512}, {384, 512}, true},
         // Rows of tasks inside batch dimensions of the weight's.
         LinearCase{"NestedBatch", {2, 3, 4, 6}, {2, 3, 5, 6}, true}),

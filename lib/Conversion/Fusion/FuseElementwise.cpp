@@ -18,6 +18,8 @@
 
 #include "metac/Conversion/Passes.h"
 
+#include "DegenerateProducts.h"
+
 #include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -196,6 +198,7 @@ void outline(const Group &group) {
 }
 
 void fuseBlock(Block &block) {
+  fusion::decomposeDegenerateProducts(block);
   splitLeadingSums<nn::ReduceSumOp>(block);
   splitLeadingSums<nn::ReduceMeanOp>(block);
   cloneSharedBroadcasts(block);
