@@ -188,13 +188,26 @@ LogicalResult metac::emitExecutable(ModuleOp module, StringRef outputPath) {
 
   // clang compiles both and links the runtime (paths from the build), for
   // this machine's CPU: the generated kernels' loops are vectorised for
-  // its widest vectors (AVX-512 where it has them).
-  SmallVector<StringRef> args = {
-      METAC_CLANG,    "-O2",  "-march=native",
-      "-x",           "ir",   ir,
-      "-x",           "c",    main,
-      "-x",           "none", "-I" METAC_RUNTIME_INCLUDE_DIR,
-      "-fuse-ld=lld", "-o",   outputPath};
+  // its widest vectors (AVX-512 where it has them); as in the JIT
+  // (Runner.cpp), without unrolling the kernels' constant-trip loops into
+  // straight lines and searching those for the SLP vectoriser.
+  SmallVector<StringRef> args = {METAC_CLANG,
+                                 "-O2",
+                                 "-march=native",
+                                 "-fno-unroll-loops",
+                                 "-fno-slp-vectorize",
+                                 "-x",
+                                 "ir",
+                                 ir,
+                                 "-x",
+                                 "c",
+                                 main,
+                                 "-x",
+                                 "none",
+                                 "-I" METAC_RUNTIME_INCLUDE_DIR,
+                                 "-fuse-ld=lld",
+                                 "-o",
+                                 outputPath};
   SmallVector<std::string> linkFlags;
   for (StringRef flag : llvm::split(METAC_RUNTIME_LINK_FLAGS, '|'))
     if (!flag.empty())
