@@ -69,7 +69,9 @@ kernelOptimizer(llvm::TargetMachine *machine) {
     tuning.LoopUnrolling = false;
     tuning.SLPVectorization = false;
     tuning.LoopVectorization = true;
-    tuning.LoopInterleaving = true;
+    // As clang under -fno-unroll-loops (Executable.cpp), so that the JIT's
+    // kernels and an executable's sum in the same order, bit for bit.
+    tuning.LoopInterleaving = false;
     llvm::PassBuilder builder(machine, tuning);
     builder.registerModuleAnalyses(modules);
     builder.registerCGSCCAnalyses(sccs);
