@@ -13,7 +13,10 @@
 # Settings: the examples' (sinusoid.meta; maml_fashion_mnist.meta and
 # protonet_fashion_mnist.meta without their evaluation and checkpoints).
 # Iterations: SINUSOID_ITERATIONS (2000; the per-task loop 200),
-# CONVNET_ITERATIONS (20; JAX 10). The last line:
+# CONVNET_ITERATIONS (20; JAX 10). The sinusoid's runs take under a second,
+# where a burst of other load on a shared machine doubles a figure: metac
+# and JAX each run it REPEATS times (3), alternating, and the medians
+# count. The last line:
 #   peers: sinusoid A× JAX, convnet B× best peer, protonet C× best peer
 # (A: the best JAX variant's time over metac's; B, C: the best peer's).
 set -euo pipefail
@@ -45,11 +48,24 @@ fi
 ms_of() { sed -n 's/.*[:,] \([0-9.]*\) ms\/iteration.*/\1/p' | head -1; }
 
 echo "sinusoid MAML (second order, meta-batch 25, 10 + 10 samples), $iterations meta-iterations:"
-metac_ms=$("$metac" run "$root/examples/sinusoid.meta" --iterations="$iterations" \
-  --quiet | ms_of)
-echo "  metac: $metac_ms ms/iteration"
-jax_lines=$("$venv/bin/python" "$root/bench/peers/sinusoid_jax.py" \
-  --iterations="$iterations")
+repeats=${REPEATS:-3}
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+metac_runs=() jax_runs=()
+for ((r = 0; r < repeats; ++r)); do
+  metac_runs+=("$("$metac" run "$root/examples/sinusoid.meta" \
+    --iterations="$iterations" --quiet | ms_of)")
+  jax_runs+=("$("$venv/bin/python" "$root/bench/peers/sinusoid_jax.py" \
+    --iterations="$iterations")")
+done
+metac_ms=$(printf '%s\n' "${metac_runs[@]}" | median)
+echo "  metac: $metac_ms ms/iteration (median of: ${metac_runs[*]})"
+# Per JAX variant, the median of its runs.
+jax_lines=$(printf '%s\n' "${jax_runs[@]}" |
+  awk '/^jax / {v[$2] = v[$2] " " $3} END {for (k in v) print k v[k]}' |
+  while read -r variant times; do
+    m=$(tr ' ' '\n' <<<"$times" | median)
+    echo "jax $variant $m ms/iteration (median of $times; $iterations meta-iterations)"
+  done | sort)
 sed 's/^/  /' <<<"$jax_lines"
 torch_lines=$("$venv/bin/python" "$root/bench/peers/sinusoid_torch.py" \
   --iterations="$iterations" 2>/dev/null)

@@ -11,6 +11,7 @@
 #include "Sharding.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Dialect/NN/Transforms/DecomposeNorms.h"
 #include "metac/Partition/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -466,7 +467,7 @@ struct MetaPartitionPass
       // With the samples split, batch norm's statistics are local sums and
       // an all-reduce, not a gather of every sample.
       if (grid.getShape()[MeshAxis::Data] > 1)
-        decomposeBatchNorms(function);
+        nn::decomposeBatchNorms(function, [](nn::BatchNormOp) { return true; });
       if (failed(FunctionPartitioner(function, grid).run()))
         return signalPassFailure();
     }

@@ -74,11 +74,6 @@ OpPlan conv2dBackwardWeightPlan(mlir::Operation *op, const RuleContext &ctx);
 OpPlan pool2dPlan(mlir::Operation *op, const RuleContext &ctx);
 OpPlan batchNormPlan(mlir::Operation *op, const RuleContext &ctx);
 
-/// Replaces every batch norm of `function` that averages over some
-/// dimension by the reductions and elementwise ops it stands for
-/// (DecomposeNorms.cpp), so that split samples stay split.
-void decomposeBatchNorms(mlir::func::FuncOp function);
-
 /// The plan for `op` from its operands' shardings: a precise rule for the
 /// nn ops that have one, else every operand gathered and summed and the
 /// results replicated (always correct).

@@ -1,16 +1,19 @@
-//===- DecomposeNorms.cpp - batch norm as reductions for data parallelism -===//
+//===- DecomposeNorms.cpp - batch norm as reductions and maps -------------===//
 //
-// Batch norm averages over the samples. With the samples split over the
-// data axis, the fused op would need every sample on every rank (its rule
-// gathers them). Written as the reductions and elementwise ops it stands
-// for, its statistics become local sums that one small all-reduce per
-// statistic completes, and the samples stay split:
+// Batch norm averages over the samples. Written as the reductions and
+// elementwise ops it stands for, it serves two passes. Partitioning: with
+// the samples split over the data axis, the fused op would need every
+// sample on every rank (its rule gathers them); decomposed, its statistics
+// become local sums that one small all-reduce per statistic completes, and
+// the samples stay split. Fusion: statistics per task keep the leading
+// dimension, so the whole normalisation joins the activation's group (one
+// kernel instead of the runtime's batch norm and a pass for the ReLU):
 //   mean = mean_R(x), c = x - mean, var = mean_R(c * c),
 //   y = c * rsqrt(var + eps) * weight + bias.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Sharding.h"
+#include "metac/Dialect/NN/Transforms/DecomposeNorms.h"
 
 #include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -20,10 +23,11 @@
 using namespace mlir;
 using namespace metac;
 
-void metac::partition::decomposeBatchNorms(func::FuncOp function) {
+void metac::nn::decomposeBatchNorms(
+    Operation *root, llvm::function_ref<bool(BatchNormOp)> wanted) {
   SmallVector<nn::BatchNormOp> norms;
-  function.walk([&](nn::BatchNormOp op) {
-    if (!op.getReduceDims().empty())
+  root->walk([&](nn::BatchNormOp op) {
+    if (!op.getReduceDims().empty() && wanted(op))
       norms.push_back(op);
   });
   for (nn::BatchNormOp op : norms) {
