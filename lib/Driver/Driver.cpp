@@ -224,6 +224,13 @@ struct Options {
       cl::desc("Time each runtime call (kernels, copies, collectives) of "
                "the meta-iterations and print the totals per function"),
       cl::init(false), cl::cat(runCategory)};
+  cl::opt<std::string> trace{
+      "trace",
+      cl::desc("Write a timeline of the meta-iterations' runtime calls "
+               "(kernels, copies, collectives) in the Chrome trace format, "
+               "which the Perfetto UI opens; with several ranks, one file "
+               "each (.rank<r> before .json)"),
+      cl::value_desc("file"), cl::cat(runCategory)};
   cl::opt<bool> noCudaGraph{
       "no-cuda-graph",
       cl::desc("Run each meta-iteration op by op (default on cuda: replay "
@@ -473,6 +480,7 @@ int metac::metacMain(int argc, char **argv) {
     run->memoryLimit = options.memoryLimit;
     run->progress = options.quiet ? 0 : 2;
     run->profile = options.profile;
+    run->trace = options.trace;
     run->noCudaGraph = options.noCudaGraph;
     run->maxConsecutiveSkips = options.maxConsecutiveSkips;
     run->divergeAbove = options.divergeAbove;

@@ -313,6 +313,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.metrics_path = orNull(options.metrics);
   run.train.progress = options.progress;
   run.train.profile = options.profile ? 1 : 0;
+  run.train.trace_path = orNull(options.trace);
   run.train.no_graph = options.noCudaGraph ? 1 : 0;
   run.train.on_nonfinite = options.onNonfinite;
   run.train.max_consecutive_skips = options.maxConsecutiveSkips;

@@ -13,6 +13,7 @@
 #include "Arena.h"
 #include "Backend.h"
 #include "Profile.h"
+#include "Timeline.h"
 #include "comm/Stats.h"
 
 #include <memory>
@@ -34,6 +35,8 @@ struct metart_context {
   std::string lastError;
   metart::comm::Stats commStats;
   metart::KernelProfile profile;
+  /// The timeline of its calls, under --trace (Timeline.h).
+  metart::Timeline timeline;
   /// Declared last: destroyed before the backend whose stream it may use.
   std::unique_ptr<metart::comm::Communicator, metart::comm::CommunicatorDeleter>
       comm;

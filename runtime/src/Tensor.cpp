@@ -103,7 +103,7 @@ Checker::Checker(metart_context *context, const char *function)
     record(METART_ERROR_INVALID_ARGUMENT, "the context is null");
     return;
   }
-  profiling = context->profile.enabled();
+  profiling = context->profile.enabled() || context->timeline.enabled();
   if (profiling)
     begin = std::chrono::steady_clock::now();
 }
@@ -242,9 +242,12 @@ metart_status Checker::finish(const KernelStatus &kernel) {
     // A device backend runs asynchronously: wait, so that the time covers
     // the work and not only its launch.
     context->backend->synchronize();
-    context->profile.add(function, std::chrono::duration<double>(
-                                       std::chrono::steady_clock::now() - begin)
-                                       .count());
+    auto end = std::chrono::steady_clock::now();
+    if (context->profile.enabled())
+      context->profile.add(function,
+                           std::chrono::duration<double>(end - begin).count());
+    if (context->timeline.enabled())
+      context->timeline.call(function, begin, end);
   }
   return result();
 }

@@ -34,6 +34,9 @@ struct RunOptions {
   int progress = 2;
   /// Time each runtime call of the meta-iterations and print the totals.
   bool profile = false;
+  /// Where to write the meta-iterations' timeline (Chrome trace JSON), or
+  /// empty.
+  std::string trace;
   /// Run each meta-iteration op by op instead of replaying a CUDA graph.
   bool noCudaGraph = false;
   /// metart_nonfinite overriding the spec's (0: the spec's), the skips in a

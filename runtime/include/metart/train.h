@@ -154,6 +154,11 @@ typedef struct metart_train_options {
    *  initialisation, and are named on stderr. Tensors the file has must
    *  still match the model's; a file with none of them is an error. */
   int32_t init_params_partial;
+  /** Where to write a timeline of the meta-iterations' runtime calls, in
+   *  the Chrome trace event format (Perfetto, chrome://tracing), or NULL.
+   *  With several ranks each writes its own: `.rank<r>` before a `.json`
+   *  suffix. Device backends synchronise after each call, as profiling. */
+  const char *trace_path;
 } metart_train_options;
 
 typedef struct metart_eval_result {

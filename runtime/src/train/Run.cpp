@@ -291,6 +291,8 @@ const char *kUsage =
     "  --quiet                 no progress output\n"
     "  --profile               time each runtime call (kernels, copies,\n"
     "                          collectives) and print the totals\n"
+    "  --trace=FILE            write a timeline of the meta-iterations'\n"
+    "                          runtime calls (Chrome trace JSON: Perfetto)\n"
     "  --no-cuda-graph         run each meta-iteration op by op (default on\n"
     "                          cuda: replay one recorded as a CUDA graph)\n"
     "  --on-nonfinite=stop|skip  a non-finite meta-loss or outer gradient\n"
@@ -361,6 +363,8 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.checkpoint_every = number;
     } else if (key == "--memory-limit" && parseCount(value, number)) {
       options.memory_limit_bytes = static_cast<size_t>(number);
+    } else if (key == "--trace" && *value) {
+      options.train.trace_path = value;
     } else if (key == "--init-params" && *value) {
       options.train.init_params = value;
     } else if (key == "--save-params" && *value) {

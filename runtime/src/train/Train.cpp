@@ -12,6 +12,7 @@
 
 #include "../Context.h"
 #include "../comm/Trace.h"
+#include "../io/AtomicFile.h"
 #include "Evaluation.h"
 #include "StepRunner.h"
 #include "Trainer.h"
@@ -484,7 +485,9 @@ metart_status Trainer::run(metart_train_result &result) {
   // both need the calls, not a replay.
   metart::train::StepRunner runner(context, program.step,
                                    !options.no_graph && !options.profile &&
+                                       !options.trace_path &&
                                        metart_world_size() == 1);
+  context->timeline.enable(options.trace_path != nullptr);
   double elapsed = 0, lossValue = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
@@ -570,9 +573,10 @@ metart_status Trainer::run(metart_train_result &result) {
       consecutiveSkips = 0;
       healthyLoss = lossValue;
     }
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-            .count();
+    auto end = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(end - begin).count();
+    if (context->timeline.enabled())
+      context->timeline.iteration(it, begin, end);
     if (it > start) { // the first iteration warms caches
       elapsed += seconds;
       ++timed;
@@ -632,6 +636,21 @@ metart_status Trainer::run(metart_train_result &result) {
                  runner.fallback().c_str());
   context->profile.enable(false);
   context->profile.setSpan(timed, elapsed);
+  context->timeline.enable(false);
+  if (options.trace_path) {
+    std::string path = metart::timelinePath(
+        options.trace_path, metart_world_rank(), metart_world_size());
+    std::string text = context->timeline.json(metart_world_rank());
+    std::string error;
+    if (!metart::io::writeFileAtomically(path, {{text.data(), text.size()}},
+                                         error))
+      return fail(METART_ERROR_IO, "cannot write the trace: %s", error.c_str());
+    if (context->timeline.truncated() && options.progress)
+      std::fprintf(stderr,
+                   "metart: warning: the trace %s holds the first %zu "
+                   "runtime calls only\n",
+                   path.c_str(), context->timeline.size());
+  }
   if (status) {
     if (metrics)
       std::fclose(metrics);
