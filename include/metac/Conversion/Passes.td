@@ -48,13 +48,13 @@ def FoldNNTransposes : Pass<"metac-fold-transposes", "::mlir::ModuleOp"> {
 def FuseNNElementwise : Pass<"metac-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Group chains of elementwise, broadcast and sum ops into nn.fused";
   let description = [{
-    The `fused` phase. Batched products with a unit dimension (one term,
-    row or column) first become broadcasts, multiplies and sums, and a
-    batched linear layer's bias a map after its product; sums over the
-    leading dimension and others are split into a sum over the others and
-    a small sum over the leading dimension. Elementwise maps, broadcasts,
-    and sums that keep the leading dimension (sums over it stay runtime
-    calls) are then grouped: a
+    The `fused` phase. A batched linear layer's bias over full matrices
+    first becomes a map after its product, and sums over the leading
+    dimension and others are split into a sum over the others and a small
+    sum over the leading dimension. Elementwise maps, broadcasts, sums that
+    keep the leading dimension (sums over it stay runtime calls), batched
+    products with a unit dimension and per-task batch norms (which the
+    kernel generator writes as maps and sums) are then grouped: a
     broadcast read by several such ops is first cloned for each; then, in
     block order, an op joins (and merges) the groups of its operands'
     producers when each group can still run as one op where its last

@@ -14,11 +14,13 @@
 //
 // A sum over a unit dimension drops it exactly, and a broadcast adds one,
 // so no reshape is needed. Batched linear layers with one input or output
-// feature are first a product with the weight read transposed and the
-// bias added; other batched linear layers with a bias become the product
-// and a map adding the bias, which joins the activation's group (the
-// runtime adds a per-task bias in a pass of its own). Unbatched products
-// stay calls: their sums would run over the
+// feature are a product with the weight read transposed and the bias
+// added. Such products join groups as they are (nn.fused's isFusible):
+// the kernel generator decomposes them, while a group run op by op (CUDA)
+// keeps its library call. Other batched linear layers with a bias become
+// the product and a map adding the bias, before grouping, which then
+// joins the activation's group (the runtime adds a per-task bias in a pass
+// of its own). Unbatched products stay calls: their sums would run over the
 // leading dimension, which kernels split over the threads.
 //
 //===----------------------------------------------------------------------===//
@@ -40,18 +42,6 @@ ArrayRef<int64_t> shapeOf(Value v) {
 bool isWideFloat(Value v) {
   Type element = cast<RankedTensorType>(v.getType()).getElementType();
   return element.isF32() || element.isF64();
-}
-
-/// Whether `op(a) op(b)` is batched and has a unit m, n or k.
-bool isDegenerate(Value a, Value b, bool transposeA, bool transposeB) {
-  ArrayRef<int64_t> as = shapeOf(a), bs = shapeOf(b);
-  int64_t r = as.size();
-  if (r < 3 || !isWideFloat(a) || !isWideFloat(b))
-    return false;
-  int64_t m = transposeA ? as[r - 1] : as[r - 2];
-  int64_t k = transposeA ? as[r - 2] : as[r - 1];
-  int64_t n = transposeB ? bs[r - 2] : bs[r - 1];
-  return m == 1 || n == 1 || k == 1;
 }
 
 /// op(a) op(b) as maps and sums; requires a unit m, n or k.
@@ -88,10 +78,10 @@ Value decompose(nn::NNBuilder &nn, Value a, Value b, bool transposeA,
 
 } // namespace
 
-void fusion::decomposeDegenerateProducts(Block &block) {
+void fusion::decomposeProductsWithUnitDimension(Block &block) {
   SmallVector<Operation *> products;
   for (Operation &op : block)
-    if (isa<nn::MatmulOp, nn::LinearOp>(op))
+    if (isa<nn::MatmulOp, nn::LinearOp>(op) && nn::FusedOp::isFusible(&op))
       products.push_back(&op);
   for (Operation *op : products) {
     OpBuilder b(op);
@@ -99,29 +89,14 @@ void fusion::decomposeDegenerateProducts(Block &block) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Value replacement;
     if (auto product = dyn_cast<nn::MatmulOp>(op)) {
-      if (!isDegenerate(product.getLhs(), product.getRhs(),
-                        product.getTransposeLhs(), product.getTransposeRhs()))
-        continue;
       replacement = decompose(nn, product.getLhs(), product.getRhs(),
                               product.getTransposeLhs(),
                               product.getTransposeRhs(), resultType);
     } else {
       auto linear = cast<nn::LinearOp>(op);
-      Value x = linear.getInput(), w = linear.getWeight();
-      // Per-task weights [.., out, in] for inputs [.., rows, in].
-      Value bias = linear.getBias();
-      if (shapeOf(x).size() != shapeOf(w).size() || !isWideFloat(x) ||
-          !isWideFloat(w) || (bias && !isWideFloat(bias)))
-        continue;
-      // A per-task bias is added by the runtime in a pass of its own after
-      // the product: as a map it joins the activation's group instead.
-      if (isDegenerate(x, w, false, true))
-        replacement = decompose(nn, x, w, false, true, resultType);
-      else if (bias)
-        replacement = nn.matmul(x, w, false, true);
-      else
-        continue;
-      if (bias)
+      replacement = decompose(nn, linear.getInput(), linear.getWeight(), false,
+                              true, resultType);
+      if (Value bias = linear.getBias())
         replacement = nn.add(
             replacement,
             nn.broadcast(bias, resultType.getShape(),
@@ -129,5 +104,30 @@ void fusion::decomposeDegenerateProducts(Block &block) {
     }
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
+  }
+}
+
+void fusion::splitBatchedBiases(Block &block) {
+  SmallVector<nn::LinearOp> linears;
+  for (Operation &op : block)
+    if (auto linear = dyn_cast<nn::LinearOp>(op))
+      if (linear.getBias() && !nn::FusedOp::isFusible(linear) &&
+          shapeOf(linear.getInput()).size() ==
+              shapeOf(linear.getWeight()).size() &&
+          isWideFloat(linear.getInput()) && isWideFloat(linear.getWeight()) &&
+          isWideFloat(linear.getBias()))
+        linears.push_back(linear);
+  for (nn::LinearOp linear : linears) {
+    OpBuilder b(linear);
+    nn::NNBuilder nn(b, linear.getLoc());
+    auto resultType = cast<RankedTensorType>(linear.getType());
+    Value product =
+        nn.matmul(linear.getInput(), linear.getWeight(), false, true);
+    Value biased =
+        nn.add(product,
+               nn.broadcast(linear.getBias(), resultType.getShape(),
+                            {static_cast<int64_t>(resultType.getRank()) - 2}));
+    linear.replaceAllUsesWith(biased);
+    linear.erase();
   }
 }

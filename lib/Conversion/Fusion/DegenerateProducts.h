@@ -10,11 +10,14 @@ class Block;
 
 namespace metac::fusion {
 
-/// Rewrites the batched products of `block` with one row, one column or one
-/// term (and the batched linear layers with one input or output feature)
-/// into broadcasts, multiplies and sums, which then join fused groups; the
-/// bias of the other batched linear layers becomes a map.
-void decomposeDegenerateProducts(mlir::Block &block);
+/// Rewrites the batched products of `block` with one term, row or column
+/// (and the batched linear layers with one input or output feature) into
+/// broadcasts, multiplies and sums: a kernel's body before it is generated.
+void decomposeProductsWithUnitDimension(mlir::Block &block);
+
+/// Rewrites the other batched linear layers with a bias of `block` into the
+/// product and a map adding the bias, which joins the activation's group.
+void splitBatchedBiases(mlir::Block &block);
 
 } // namespace metac::fusion
 

@@ -21,7 +21,6 @@
 #include "DegenerateProducts.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
-#include "metac/Dialect/NN/Transforms/DecomposeNorms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -199,7 +198,7 @@ void outline(const Group &group) {
 }
 
 void fuseBlock(Block &block) {
-  fusion::decomposeDegenerateProducts(block);
+  fusion::splitBatchedBiases(block);
   splitLeadingSums<nn::ReduceSumOp>(block);
   splitLeadingSums<nn::ReduceMeanOp>(block);
   cloneSharedBroadcasts(block);
@@ -245,19 +244,9 @@ void fuseBlock(Block &block) {
       outline(*group);
 }
 
-/// Whether a batch norm's statistics are per task (or per sample): they
-/// keep the leading dimension, so its decomposition joins groups.
-bool keepsLeadingDimension(nn::BatchNormOp norm) {
-  auto type = cast<RankedTensorType>(norm.getInput().getType());
-  Type element = type.getElementType();
-  return !llvm::is_contained(norm.getReduceDims(), 0) &&
-         (element.isF32() || element.isF64());
-}
-
 struct FuseNNElementwise
     : metac::impl::FuseNNElementwiseBase<FuseNNElementwise> {
   void runOnOperation() override {
-    nn::decomposeBatchNorms(getOperation(), keepsLeadingDimension);
     getOperation().walk([](func::FuncOp function) {
       for (Block &block : function.getBody())
         fuseBlock(block);

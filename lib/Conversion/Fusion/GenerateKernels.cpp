@@ -20,9 +20,11 @@
 
 #include "metac/Conversion/Passes.h"
 
+#include "DegenerateProducts.h"
 #include "NNToLinalg.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Dialect/NN/Transforms/DecomposeNorms.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -177,10 +179,23 @@ func::FuncOp buildKernel(OpBuilder &b, nn::FusedOp fused, StringRef name,
                               /*writable=*/false));
   }
   for (Operation &op : group.without_terminator()) {
+    Type type = sliceOf(op.getResult(0).getType(), plan.chunks);
+    // A splat constant (batch norm's epsilon, once decomposed) fills its
+    // tensor.
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto splat = cast<SplatElementsAttr>(constant.getValue());
+      auto tensor = cast<RankedTensorType>(type);
+      Value scalar = arith::ConstantOp::create(
+          body, loc, cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+      Value empty = tensor::EmptyOp::create(body, loc, tensor.getShape(),
+                                            tensor.getElementType());
+      mapping.map(op.getResult(0),
+                  linalg::FillOp::create(body, loc, scalar, empty).result());
+      continue;
+    }
     SmallVector<Value> operands;
     for (Value v : op.getOperands())
       operands.push_back(mapping.lookup(v));
-    Type type = sliceOf(op.getResult(0).getType(), plan.chunks);
     mapping.map(op.getResult(0),
                 fusion::buildLinalg(body, &op, operands, type));
   }
@@ -332,8 +347,16 @@ struct GenerateFusedKernels
     llvm::StringMap<std::string> kernelOfKey;
     for (nn::FusedOp fused : groups) {
       std::string name = (kFusedKernelPrefix + Twine(kernelOfKey.size())).str();
-      SlicePlan plan = planSlices(fused);
-      func::FuncOp kernel = buildKernel(b, fused, "", plan);
+      // The kernel computes products with a unit dimension and batch norms
+      // as the maps and sums they are; the group itself keeps them, for the
+      // op-by-op path (CUDA), where they stay library calls.
+      OpBuilder scratch(fused);
+      auto decomposed = cast<nn::FusedOp>(scratch.clone(*fused));
+      fusion::decomposeProductsWithUnitDimension(decomposed.getBody().front());
+      nn::decomposeBatchNorms(decomposed, [](nn::BatchNormOp) { return true; });
+      SlicePlan plan = planSlices(decomposed);
+      func::FuncOp kernel = buildKernel(b, decomposed, "", plan);
+      decomposed.erase();
       auto [known, added] =
           kernelOfKey.try_emplace(kernelKey(kernel, plan), name);
       if (added)

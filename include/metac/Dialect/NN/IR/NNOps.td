@@ -633,7 +633,10 @@ def NN_FusedOp : Op<NN_Dialect, "fused", [IsolatedFromAbove, Pure,
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Whether `op` may be part of a group: an elementwise map, a
-    /// broadcast or a sum of f32 or f64 tensors.
+    /// broadcast, a sum, a batched product with a unit dimension (one
+    /// term, row or column) or a batch norm with per-task statistics, of
+    /// f32 or f64 tensors. The kernel generator writes the last two as
+    /// maps and sums; run op by op (CUDA) they stay library calls.
     static bool isFusible(::mlir::Operation *op);
   }];
 }
