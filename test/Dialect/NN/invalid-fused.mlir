@@ -49,6 +49,32 @@ func.func @not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+// Batched products join groups only with a unit dimension (a map and a sum).
+func.func @full_batched_product(%x: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %r = nn.fused(%x) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  ^bb0(%a: tensor<2x4x4xf32>):
+    // expected-error @+1 {{cannot be part of an nn.fused group}}
+    %m = nn.matmul %a, %a : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+    nn.yield %m : tensor<2x4x4xf32>
+  }
+  return %r : tensor<2x4x4xf32>
+}
+
+// -----
+
+// Batch norm joins only with per-task statistics (not over dimension 0).
+func.func @norm_over_tasks(%x: tensor<4x8x6xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8x6xf32> {
+  %r = nn.fused(%x, %w, %b) : (tensor<4x8x6xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x6xf32> {
+  ^bb0(%a: tensor<4x8x6xf32>, %c: tensor<8xf32>, %d: tensor<8xf32>):
+    // expected-error @+1 {{cannot be part of an nn.fused group}}
+    %n = nn.batch_norm %a, %c, %d channel 1 reduce [0, 2] epsilon 1.0e-5 : tensor<4x8x6xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x8x6xf32>
+    nn.yield %n : tensor<4x8x6xf32>
+  }
+  return %r : tensor<4x8x6xf32>
+}
+
+// -----
+
 func.func @half(%x: tensor<4xbf16>) -> tensor<4xbf16> {
   %r = nn.fused(%x) : (tensor<4xbf16>) -> tensor<4xbf16> {
   ^bb0(%a: tensor<4xbf16>):
