@@ -43,13 +43,15 @@ size_t count(const std::vector<int64_t> &shape) {
   return n;
 }
 
-class ProductFixture {
+/// A CPU context for each case of `Case`.
+template <typename Case>
+class ProductFixture : public ::testing::TestWithParam<Case> {
 protected:
-  void create() {
+  void SetUp() override {
     metart_context_options options = {METART_BACKEND_CPU, 0, 0};
     ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
   }
-  void destroy() { metart_context_destroy(context); }
+  void TearDown() override { metart_context_destroy(context); }
 
   template <typename T>
   static metart_tensor tensor(std::vector<T> &values,
@@ -78,12 +80,7 @@ struct LinearCase {
   bool bias;
 };
 
-class Linears : public ProductFixture,
-                public ::testing::TestWithParam<LinearCase> {
-protected:
-  void SetUp() override { create(); }
-  void TearDown() override { destroy(); }
-};
+using Linears = ProductFixture<LinearCase>;
 
 TEST_P(Linears, MatchTheF64Kernels) {
   const LinearCase &c = GetParam();
@@ -134,12 +131,7 @@ struct MatmulCase {
   bool transposeA, transposeB;
 };
 
-class Matmuls : public ProductFixture,
-                public ::testing::TestWithParam<MatmulCase> {
-protected:
-  void SetUp() override { create(); }
-  void TearDown() override { destroy(); }
-};
+using Matmuls = ProductFixture<MatmulCase>;
 
 TEST_P(Matmuls, MatchTheF64Kernels) {
   const MatmulCase &c = GetParam();

@@ -25,8 +25,10 @@ int parallelThreads();
 /// Calls `fn(begin, end)` on disjoint ranges that cover [0, n), in parallel
 /// when `n` is at least 2 * `grain` (a range has at least `grain` indices;
 /// below that the work does not pay for waking threads). Returns when every
-/// range is done. A loop started while another runs (another context on
-/// another thread) runs on the calling thread alone.
+/// range is done. A loop started inside another loop's range runs on the
+/// calling thread alone; one started while another runs on another thread
+/// (another context) gets its own OpenMP team when built with oneDNN, and
+/// runs on the calling thread alone otherwise.
 template <typename Fn> void parallelFor(int64_t n, int64_t grain, Fn &&fn);
 
 /// The type-erased loop behind `parallelFor`.
