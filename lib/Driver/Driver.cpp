@@ -8,6 +8,7 @@
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
+#include "metac/Frontend/Resolve.h"
 #include "metac/InitAll.h"
 #include "metac/Partition/Mesh.h"
 #include "metac/Pipelines/Pipelines.h"
@@ -177,6 +178,12 @@ struct Options {
                "little of the meta-gradient's forward as fits (--remat "
                "chosen)"),
       cl::init(""), cl::cat(category)};
+  cl::list<std::string> settings{
+      "set",
+      cl::desc("Replace a constant or a field of the spec before compiling: "
+               "NAME=VALUE or DECL.FIELD[.FIELD]=VALUE, VALUE as in a spec "
+               "(e.g. maml_sine.meta_batch=50, width=160); repeatable"),
+      cl::value_desc("path=value"), cl::cat(category)};
   cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check the diagnostics against expected-* comments in the "
@@ -316,14 +323,16 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
                       int64_t rank, StringRef onNonfinite,
                       driver::PlanRequest planRequest,
                       std::optional<bool> planJson, uint64_t memoryBudget,
-                      bool userRemat) {
+                      bool userRemat, ArrayRef<std::string> settings) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
   frontend::SourceDiagnostics diags(&context, filename);
   frontend::Parser parser(buffer->getBuffer(), diags);
   frontend::Module ast = parser.parseModule();
-  if (diags.getErrorCount())
+  if (diags.getErrorCount() ||
+      failed(frontend::applyOverrides(ast, settings, &context)) ||
+      failed(frontend::resolveConstants(ast, diags)))
     return failure();
   if (phase == Phase::AST) {
     frontend::dumpAST(ast, os);
@@ -700,14 +709,14 @@ int metac::metacMain(int argc, char **argv) {
     (void)compile(sourceMgr, context, *phase, resultStream,
                   run ? &*run : nullptr, options.output, pipeline, options.rank,
                   options.onNonfinite, planRequest, planJson, memoryBudget,
-                  !options.remat.empty());
+                  !options.remat.empty(), options.settings);
     status = handler.verify();
   } else {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    status =
-        compile(sourceMgr, context, *phase, resultStream, run ? &*run : nullptr,
-                options.output, pipeline, options.rank, options.onNonfinite,
-                planRequest, planJson, memoryBudget, !options.remat.empty());
+    status = compile(sourceMgr, context, *phase, resultStream,
+                     run ? &*run : nullptr, options.output, pipeline,
+                     options.rank, options.onNonfinite, planRequest, planJson,
+                     memoryBudget, !options.remat.empty(), options.settings);
   }
   if (failed(status))
     return 1;

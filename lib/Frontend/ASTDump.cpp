@@ -15,6 +15,11 @@ public:
   explicit ASTDumper(llvm::raw_ostream &os) : os(os) {}
 
   void dump(const Module &module) {
+    for (const ConstDecl &constant : module.constants) {
+      line() << "Const " << constant.name << ' ' << loc(constant.loc) << '\n';
+      Indent indent(*this);
+      dump(*constant.value);
+    }
     for (const FunctionDecl &fn : module.functions)
       dump(fn);
     for (const TasksDecl &tasks : module.tasks) {
@@ -77,7 +82,10 @@ private:
           dump(*s->value);
         })
         .Case([&](const RepeatStmt *s) {
-          line() << "Repeat " << s->count << ' ' << loc(s->getLoc()) << '\n';
+          line() << "Repeat " << s->count;
+          if (!s->countName.empty())
+            os << " (" << s->countName << ')';
+          os << ' ' << loc(s->getLoc()) << '\n';
           Indent indent(*this);
           for (const StmtPtr &inner : s->body)
             dump(*inner);

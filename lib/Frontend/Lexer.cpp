@@ -36,6 +36,8 @@ llvm::StringRef metac::frontend::getTokenKindName(TokenKind kind) {
     return "'return'";
   case TokenKind::KwRepeat:
     return "'repeat'";
+  case TokenKind::KwConst:
+    return "'const'";
   case TokenKind::LParen:
     return "'('";
   case TokenKind::RParen:
@@ -225,6 +227,7 @@ Token Lexer::lexIdentifier(size_t start, SourceLoc loc) {
                        .Case("train", TokenKind::KwTrain)
                        .Case("return", TokenKind::KwReturn)
                        .Case("repeat", TokenKind::KwRepeat)
+                       .Case("const", TokenKind::KwConst)
                        .Default(TokenKind::Identifier);
   return makeToken(kind, start, loc);
 }

@@ -28,6 +28,7 @@ bool Parser::isIdentLike() const {
   case TokenKind::KwTrain:
   case TokenKind::KwReturn:
   case TokenKind::KwRepeat:
+  case TokenKind::KwConst:
     return true;
   default:
     return false;
@@ -61,7 +62,8 @@ bool Parser::expect(TokenKind kind, llvm::StringRef context) {
 
 static bool isDeclarationKeyword(const Token &tok) {
   return tok.is(TokenKind::KwModel) || tok.is(TokenKind::KwBlock) ||
-         tok.is(TokenKind::KwTasks) || tok.is(TokenKind::KwTrain);
+         tok.is(TokenKind::KwTasks) || tok.is(TokenKind::KwTrain) ||
+         tok.is(TokenKind::KwConst);
 }
 
 bool Parser::atDeclarationStart() const {
@@ -131,10 +133,14 @@ void Parser::parseDeclaration(Module &module) {
     if (auto train = parseTrain())
       module.trains.push_back(std::move(*train));
     break;
+  case TokenKind::KwConst:
+    if (auto constant = parseConst())
+      module.constants.push_back(std::move(*constant));
+    break;
   default:
     if (!tok.is(TokenKind::Error))
       diags.error(tok.loc) << "expected a declaration ('model', 'block', "
-                              "'tasks' or 'train'), found '"
+                              "'tasks', 'train' or 'const'), found '"
                            << tok.spelling << "'";
     skipToDeclaration();
     return;
@@ -274,6 +280,32 @@ std::optional<TrainDecl> Parser::parseTrain() {
   return decl;
 }
 
+std::optional<ConstDecl> Parser::parseConst() {
+  ConstDecl decl;
+  consume(); // 'const'
+  if (!parseName("a constant name", decl.name, decl.loc) ||
+      !expect(TokenKind::Equal, "after the constant name"))
+    return std::nullopt;
+  SourceLoc valueLoc = tok.loc;
+  decl.value = parseValue();
+  if (!decl.value)
+    return std::nullopt;
+  if (!decl.value->isNumber()) {
+    diags.error(valueLoc) << "a constant must be a number";
+    return std::nullopt;
+  }
+  return decl;
+}
+
+ConfigValuePtr Parser::parseStandaloneValue() {
+  ConfigValuePtr value = parseValue();
+  if (value && !tok.is(TokenKind::Eof)) {
+    errorExpected("the end of the value");
+    return nullptr;
+  }
+  return value;
+}
+
 //===----------------------------------------------------------------------===//
 // Statements and expressions
 //===----------------------------------------------------------------------===//
@@ -328,16 +360,22 @@ StmtPtr Parser::parseStatement() {
     return std::make_unique<ReturnStmt>(loc, std::move(value));
   }
   if (consumeIf(TokenKind::KwRepeat)) {
-    if (!tok.is(TokenKind::Integer)) {
-      errorExpected("a repeat count");
+    if (!tok.is(TokenKind::Integer) && !tok.is(TokenKind::Identifier)) {
+      errorExpected("a repeat count (an integer or a constant's name)");
       return nullptr;
     }
-    int64_t count = tok.intValue;
+    int64_t count = tok.is(TokenKind::Integer) ? tok.intValue : 0;
+    std::string countName =
+        tok.is(TokenKind::Identifier) ? tok.spelling.str() : "";
+    SourceLoc countLoc = tok.loc;
     consume();
     std::vector<StmtPtr> body;
     if (!parseBody(body, "repeat"))
       return nullptr;
-    return std::make_unique<RepeatStmt>(loc, count, std::move(body));
+    auto repeat = std::make_unique<RepeatStmt>(loc, count, std::move(body));
+    repeat->countName = std::move(countName);
+    repeat->countLoc = countLoc;
+    return repeat;
   }
   if (!tok.is(TokenKind::Identifier)) {
     errorExpected("a statement ('name = expression', 'return' or 'repeat')");

@@ -149,10 +149,14 @@ struct ReturnStmt : Stmt {
 };
 
 /// `repeat N { ... }`: N copies of the body, each with its own parameters.
+/// N is an integer or the name of a constant (`repeat depth { ... }`),
+/// replaced by its value before code generation.
 struct RepeatStmt : Stmt {
   RepeatStmt(SourceLoc loc, int64_t count, std::vector<StmtPtr> body)
       : Stmt(Kind::Repeat, loc), count(count), body(std::move(body)) {}
   int64_t count;
+  std::string countName; // empty when N was written as a number
+  SourceLoc countLoc;
   std::vector<StmtPtr> body;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Repeat; }
 };
@@ -226,7 +230,16 @@ struct TrainDecl {
   std::vector<Field> fields;
 };
 
+/// `const NAME = NUMBER`: a number that model bodies, repeat counts and
+/// fields use by name, and that `--set NAME=VALUE` replaces.
+struct ConstDecl {
+  std::string name;
+  SourceLoc loc;
+  ConfigValuePtr value; // Integer or Float
+};
+
 struct Module {
+  std::vector<ConstDecl> constants;
   std::vector<FunctionDecl> functions;
   std::vector<TasksDecl> tasks;
   std::vector<TrainDecl> trains;

@@ -32,6 +32,7 @@ enum class TokenKind {
   KwTrain,
   KwReturn,
   KwRepeat,
+  KwConst,
   // Punctuation.
   LParen,
   RParen,

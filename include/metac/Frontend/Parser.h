@@ -28,6 +28,10 @@ public:
   /// check `diags.getErrorCount()` to know whether the spec is valid.
   Module parseModule();
 
+  /// Parses the whole buffer as one configuration value (the VALUE of
+  /// `--set PATH=VALUE`); null after an error.
+  ConfigValuePtr parseStandaloneValue();
+
   /// The deepest nesting of brackets and expressions accepted.
   static constexpr unsigned kMaxNesting = 128;
 
@@ -37,6 +41,7 @@ private:
   std::optional<FunctionDecl> parseFunction(bool isBlock);
   std::optional<TasksDecl> parseTasks();
   std::optional<TrainDecl> parseTrain();
+  std::optional<ConstDecl> parseConst();
   /// An identifier naming a declaration (or a kind), reported as `what`.
   bool parseName(llvm::StringRef what, std::string &name, SourceLoc &loc);
   /// `{ fields }`, reported as opening `what`.
