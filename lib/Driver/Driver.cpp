@@ -453,6 +453,8 @@ int metac::metacMain(int argc, char **argv) {
     return clusterMain(argc - 1, argv + 1);
   if (argc > 1 && llvm::StringRef(argv[1]) == "calibrate")
     return calibrateMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "bench")
+    return benchMain(argc, argv);
   // `metac run SPEC [options]` trains; `metac plan SPEC --cluster=FILE`
   // ranks plans; `metac SPEC [options]` compiles.
   bool runMode = argc > 1 && llvm::StringRef(argv[1]) == "run";
@@ -470,7 +472,9 @@ int metac::metacMain(int argc, char **argv) {
       "  metac cluster FILE...                      check cluster "
       "descriptions\n"
       "  metac calibrate -o FILE [--np=N]           measure this machine "
-      "into a description\n");
+      "into a description\n"
+      "  metac bench MATRIX.yaml -o DIR             run a benchmark matrix "
+      "and report it\n");
   std::optional<RunOptions> run;
   if (runMode) {
     run.emplace();

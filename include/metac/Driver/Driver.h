@@ -24,6 +24,10 @@ int clusterMain(int argc, char **argv);
 /// returns the process exit code.
 int calibrateMain(int argc, char **argv);
 
+/// `metac bench MATRIX.yaml -o DIR`: runs a benchmark matrix and writes its
+/// report (lib/Driver/BenchCommand.cpp).
+int benchMain(int argc, char **argv);
+
 /// Runs the command line `argv` again as `np` processes under mpirun on
 /// this machine and returns its exit code; -1 when this process already is
 /// one of `np` ranks (go on as that rank).
