@@ -43,7 +43,9 @@ def load(directory):
             failed.append({"path": path, "error": run.get("error", "failed")})
             continue
         studies.setdefault(run["study"], []).append(run)
-    return environment, studies, failed
+    # The matrix's order: studies, then points.
+    ordered = sorted(studies.items(), key=lambda kv: kv[1][0].get("study_index", 0))
+    return environment, OrderedDict(ordered), failed
 
 
 def number(value):
@@ -126,7 +128,7 @@ class Point:
 
 def group_points(runs):
     points = OrderedDict()
-    for run in sorted(runs, key=lambda r: (r["point"], r["repetition"])):
+    for run in sorted(runs, key=lambda r: (r.get("point_index", 0), r["point"], r["repetition"])):
         points.setdefault(run["point"], []).append(run)
     return [Point(rs) for rs in points.values()]
 
@@ -181,6 +183,13 @@ def save(fig, directory, name):
     return path
 
 
+def geometric(groups, axis):
+    """Whether the axis's values span a factor of 8 or more: then log-log
+    axes show a power law as a line."""
+    values = [float(p.axes[axis]) for pts in groups.values() for p in pts]
+    return min(values) > 0 and max(values) / min(values) >= 8
+
+
 def plot_lines(ax, groups, axis, fn, ylabel, logx=False):
     drawn = False
     for label, pts in groups.items():
@@ -195,11 +204,12 @@ def plot_lines(ax, groups, axis, fn, ylabel, logx=False):
         if xs:
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=label or "all")
             drawn = True
-    ticks(ax, groups, axis)
-    ax.set_ylabel(ylabel)
     if logx:
         ax.set_xscale("log", base=2)
-    ax.grid(True, alpha=0.3)
+        ax.set_yscale("log")
+    ticks(ax, groups, axis)
+    ax.set_ylabel(ylabel + (" (log)" if logx else ""))
+    ax.grid(True, alpha=0.3, which="both")
     return drawn
 
 
@@ -208,6 +218,7 @@ def ticks(ax, groups, axis):
     values = sorted({float(p.axes[axis]) for pts in groups.values() for p in pts})
     ax.set_xticks(values)
     ax.set_xticklabels([f"{v:g}" for v in values])
+    ax.minorticks_off() if ax.get_xscale() == "log" else None
     ax.set_xlabel(axis)
 
 
@@ -253,20 +264,41 @@ def scale(pair, factor):
 
 def size_scaling(directory, study, points, axis):
     groups = series(points, axis)
+    log = geometric(groups, axis)
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    plot_lines(axes[0], groups, axis, lambda p: scale(p.time(), 1e3), "time per meta-iteration (ms)")
+    plot_lines(axes[0], groups, axis, lambda p: scale(p.time(), 1e3),
+               "time per meta-iteration (ms)", log)
     plot_lines(axes[1], groups, axis,
-               lambda p: scale(p.stat(lambda r: max(r.get("peak_device_bytes") or 0,
-                                                    0)), 1 / 2**20),
-               "peak device memory (MiB)")
+               lambda p: scale(p.stat(lambda r: r.get("peak_device_bytes")), 1 / 2**20),
+               "peak device memory (MiB)", log)
     plot_lines(axes[2], groups, axis,
                lambda p: scale(p.stat(total_flops), 1e-9),
-               "GFLOP per meta-iteration (all ranks)")
+               "GFLOP per meta-iteration (all ranks)", log)
     axes[0].set_title(f"{study}: scaling with {axis}")
     axes[1].set_title("memory")
     axes[2].set_title("work")
     legend(axes[0], groups)
     return save(fig, directory, f"{study}-scaling-{axis}.png")
+
+
+def scaling_table(points, axis):
+    """Speed-up and efficiency against the first value of a device axis."""
+    weak = points[0].scaling == "weak"
+    lines = [f"| {'other axes | ' if len(points[0].axes) > 1 else ''}{axis} | ranks | "
+             f"ms / iteration | speed-up | efficiency ({'weak' if weak else 'strong'}) |",
+             "|" + "---|" * (5 + (len(points[0].axes) > 1))]
+    for rest, pts in series(points, axis).items():
+        t0, _ = pts[0].time()
+        for p in pts:
+            t, _ = p.time()
+            if t is None or t0 is None:
+                continue
+            speedup = t0 / t
+            efficiency = speedup if weak else speedup * pts[0].processes / p.processes
+            prefix = f"{rest} | " if len(points[0].axes) > 1 else ""
+            lines.append(f"| {prefix}{p.axes[axis]} | {p.processes} | {t * 1e3:.3g} | "
+                         f"{speedup:.2f}× | {100 * efficiency:.0f}% |")
+    return "\n".join(lines)
 
 
 def pareto_front(xs, ys, higher_better):
@@ -304,7 +336,7 @@ def pareto(directory, study, points):
         fy = [ys[i] for i in front]
         ax.plot(fx, fy, color="tab:red", marker="D", linewidth=2, label="Pareto front")
         for i in front:
-            ax.annotate(rows[i][0].name, (xs[i], ys[i]), fontsize=7,
+            ax.annotate(short_name(rows[i][0]), (xs[i], ys[i]), fontsize=7,
                         xytext=(4, 4), textcoords="offset points")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"evaluation {kind} ({'higher' if higher else 'lower'} is better)")
@@ -313,6 +345,13 @@ def pareto(directory, study, points):
     axes[0].set_title(f"{study}: {kind} against memory")
     axes[1].set_title(f"{study}: {kind} against time")
     return save(fig, directory, f"{study}-pareto.png")
+
+
+def short_name(point):
+    """A point's label: the values alone when one axis varies."""
+    if len(point.axes) == 1:
+        return next(iter(point.axes.values()))
+    return point.name
 
 
 def breakdown(directory, study, points):
@@ -324,13 +363,13 @@ def breakdown(directory, study, points):
         c, _ = p.stat(lambda r: comm_split(r)[0])
         s, _ = p.stat(lambda r: comm_split(r)[1])
         c, s = c or 0.0, s or 0.0
-        names.append(p.name)
+        names.append(short_name(p))
         collectives.append(c * 1e3)
         pipeline.append(s * 1e3)
         compute.append(max(t - c - s, 0.0) * 1e3)
     if not names:
         return None
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names) + 3), 4.5))
+    fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(names) + 5), 4.5))
     xs = range(len(names))
     ax.bar(xs, compute, label="compute and runtime", color="tab:blue")
     ax.bar(xs, collectives, bottom=compute, label="collectives (incl. waiting)", color="tab:orange")
@@ -340,7 +379,7 @@ def breakdown(directory, study, points):
     ax.set_xticklabels(names, rotation=35, ha="right", fontsize=7)
     ax.set_ylabel("time per meta-iteration (ms)")
     ax.set_title(f"{study}: where a meta-iteration goes (rank 0)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(True, axis="y", alpha=0.3)
     return save(fig, directory, f"{study}-breakdown.png")
 
@@ -419,6 +458,7 @@ def main():
             if device_axis(points, axis):
                 path = device_scaling(directory, study, points, axis)
                 caption = f"Device scaling along `{axis}` ({points[0].scaling})"
+                out += [scaling_table(points, axis), ""]
             else:
                 path = size_scaling(directory, study, points, axis)
                 caption = f"Scaling with `{axis}`: time, peak memory and FLOPs"

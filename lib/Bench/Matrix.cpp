@@ -234,6 +234,7 @@ metac::bench::readMatrixFile(llvm::StringRef path,
     if (llvm::sys::path::is_relative(study.spec) && !directory.empty()) {
       llvm::SmallString<256> spec(directory);
       llvm::sys::path::append(spec, study.spec);
+      llvm::sys::path::remove_dots(spec, /*remove_dot_dot=*/true);
       study.spec = spec.str().str();
     }
     if (study.timeoutSeconds == 0)
@@ -264,7 +265,8 @@ metac::bench::readMatrixFile(llvm::StringRef path,
 
 std::vector<BenchPoint> metac::bench::expandMatrix(const Matrix &matrix) {
   std::vector<BenchPoint> points;
-  for (const Study &study : matrix.studies) {
+  for (auto [studyIndex, study] : llvm::enumerate(matrix.studies)) {
+    int64_t pointIndex = 0;
     // An odometer over the axes' values, the last axis fastest.
     std::vector<size_t> at(study.axes.size(), 0);
     while (true) {
@@ -287,6 +289,8 @@ std::vector<BenchPoint> metac::bench::expandMatrix(const Matrix &matrix) {
         parts.push_back(axis.name + "=" + v.label);
       }
       base.pointName = parts.empty() ? "base" : llvm::join(parts, ",");
+      base.studyIndex = static_cast<int64_t>(studyIndex);
+      base.pointIndex = pointIndex++;
       for (int64_t r = 1; r <= study.repetitions; ++r) {
         BenchPoint point = base;
         point.repetition = r;

@@ -155,16 +155,18 @@ std::string tail(llvm::StringRef text, size_t lines = 12) {
   return (at == llvm::StringRef::npos ? text : text.substr(at + 1)).str();
 }
 
-/// `metac run` for one point.
+/// `metac run` for one point; its files start with `stem`. Checkpoints
+/// a spec asks for go there too, not into the working directory.
 std::vector<std::string> runCommand(llvm::StringRef self,
                                     const BenchPoint &point,
-                                    llvm::StringRef metrics) {
+                                    llvm::StringRef stem) {
   std::vector<std::string> command{
       self.str(),
       "run",
       point.study->spec,
       "--quiet",
-      ("--metrics=" + metrics).str(),
+      (llvm::Twine("--metrics=") + stem + ".metrics.jsonl").str(),
+      (llvm::Twine("--checkpoint-dir=") + stem + ".checkpoint").str(),
       "--iterations=" + std::to_string(point.study->iterations),
       "--seed=" + std::to_string(point.repetition)};
   for (const std::string &setting : point.settings)
@@ -304,7 +306,8 @@ int metac::benchMain(int argc, char **argv) {
     for (const BenchPoint &point : points)
       llvm::outs() << point.study->name << "/" << point.runName << ": "
                    << llvm::join(
-                          llvm::map_range(runCommand("metac", point, "METRICS"),
+                          llvm::map_range(runCommand("metac", point,
+                                                     "DIR/" + point.runName),
                                           quoteForShell),
                           " ")
                    << "\n";
@@ -352,7 +355,7 @@ int metac::benchMain(int argc, char **argv) {
     std::string metrics = (stem + ".metrics.jsonl").str();
     std::string log = (stem + ".log").str();
     llvm::sys::fs::remove(metrics);
-    std::vector<std::string> command = runCommand(self, point, metrics);
+    std::vector<std::string> command = runCommand(self, point, stem);
     ProcessResult result = runProcess(
         self, command, static_cast<unsigned>(point.study->timeoutSeconds), log);
     ++done;
@@ -362,6 +365,8 @@ int metac::benchMain(int argc, char **argv) {
     run["matrix"] = matrix->name;
     run["study"] = point.study->name;
     run["point"] = point.pointName;
+    run["study_index"] = point.studyIndex;
+    run["point_index"] = point.pointIndex;
     json::Object labels;
     for (const auto &[axis, label] : point.labels)
       labels[axis] = label;

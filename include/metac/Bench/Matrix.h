@@ -69,6 +69,8 @@ struct BenchPoint {
   std::string pointName;
   /// `<pointName>.r<repetition>`: the stem of the run's files.
   std::string runName;
+  /// Positions in the matrix, so reports keep its order.
+  int64_t studyIndex = 0, pointIndex = 0;
 };
 
 /// Reads and checks a matrix; spec paths become relative to the matrix
