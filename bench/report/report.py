@@ -355,7 +355,10 @@ def short_name(point):
 
 
 def breakdown(directory, study, points):
-    names, compute, collectives, pipeline = [], [], [], []
+    """Stacked time per meta-iteration. With `--profile` records the time
+    outside runtime calls (the host between calls, idle) is split off."""
+    names, compute, collectives, pipeline, outside = [], [], [], [], []
+    profiled = all(number(r.get("calls_seconds_per_iteration")) for p in points for r in p.runs)
     for p in points:
         t, _ = p.time()
         if t is None:
@@ -363,18 +366,26 @@ def breakdown(directory, study, points):
         c, _ = p.stat(lambda r: comm_split(r)[0])
         s, _ = p.stat(lambda r: comm_split(r)[1])
         c, s = c or 0.0, s or 0.0
+        busy = p.stat(lambda r: r.get("calls_seconds_per_iteration"))[0] if profiled else t
+        busy = min(busy, t)
         names.append(short_name(p))
         collectives.append(c * 1e3)
         pipeline.append(s * 1e3)
-        compute.append(max(t - c - s, 0.0) * 1e3)
+        compute.append(max(busy - c - s, 0.0) * 1e3)
+        outside.append(max(t - busy, 0.0) * 1e3)
     if not names:
         return None
     fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(names) + 5), 4.5))
     xs = range(len(names))
-    ax.bar(xs, compute, label="compute and runtime", color="tab:blue")
+    ax.bar(xs, compute, label="kernels and copies" if profiled else "compute and runtime",
+           color="tab:blue")
     ax.bar(xs, collectives, bottom=compute, label="collectives (incl. waiting)", color="tab:orange")
-    ax.bar(xs, pipeline, bottom=[a + b for a, b in zip(compute, collectives)],
-           label="pipeline transfers and bubble", color="tab:green")
+    below = [a + b for a, b in zip(compute, collectives)]
+    ax.bar(xs, pipeline, bottom=below, label="pipeline transfers and bubble", color="tab:green")
+    if profiled:
+        below = [a + b for a, b in zip(below, pipeline)]
+        ax.bar(xs, outside, bottom=below, label="outside runtime calls (host, idle)",
+               color="tab:grey")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(names, rotation=35, ha="right", fontsize=7)
     ax.set_ylabel("time per meta-iteration (ms)")
@@ -384,8 +395,65 @@ def breakdown(directory, study, points):
     return save(fig, directory, f"{study}-breakdown.png")
 
 
+def mfu(run):
+    """Model FLOPs utilisation: achieved FLOP/s (all ranks) over the peak the
+    matrix gives for the hardware of one run."""
+    flops, seconds, peak = total_flops(run), run.get("seconds_per_iteration"), run.get("peak_flops")
+    if not (number(flops) and number(seconds) and number(peak)) or seconds <= 0 or peak <= 0:
+        return None
+    return 100.0 * flops / seconds / peak
+
+
+def function_label(name):
+    name = name.removeprefix("metart_").removeprefix("nn_")
+    return "generated kernels" if name == "run_host_kernel" else name
+
+
+def profile_plot(directory, study, points):
+    """Where the runtime's time goes, per point: the most expensive entry
+    points in ms per meta-iteration (records of runs with `--profile`)."""
+    per_point = []
+    for p in points:
+        totals = defaultdict(float)
+        for r in p.runs:
+            iterations = r.get("profile_iterations") or 0
+            for entry in r.get("profile") or []:
+                if iterations > 0:
+                    totals[function_label(entry["function"])] += (
+                        entry["seconds"] / iterations / len(p.runs) * 1e3)
+        if totals:
+            per_point.append((short_name(p), totals))
+    if not per_point:
+        return None
+    overall = defaultdict(float)
+    for _, totals in per_point:
+        for name, ms in totals.items():
+            overall[name] += ms
+    top = [name for name, _ in sorted(overall.items(), key=lambda kv: -kv[1])[:9]]
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(per_point) + 2.2))
+    colours = plt.get_cmap("tab10").colors
+    lefts = [0.0] * len(per_point)
+    ys = range(len(per_point))
+    for i, name in enumerate(top + ["other"]):
+        widths = [totals.get(name, 0.0) if name != "other"
+                  else sum(v for k, v in totals.items() if k not in top)
+                  for _, totals in per_point]
+        ax.barh(ys, widths, left=lefts, color=colours[i % 10], label=name)
+        lefts = [a + b for a, b in zip(lefts, widths)]
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([name for name, _ in per_point], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time in runtime calls per meta-iteration (ms)")
+    ax.set_title(f"{study}: runtime calls by function (--profile, rank 0)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, axis="x", alpha=0.3)
+    return save(fig, directory, f"{study}-profile.png")
+
+
 def table(points, axes):
-    header = axes + ["ranks", "runs", "ms / iteration", "tasks/s", "GFLOP / it", "GFLOP/s",
+    with_mfu = any(number(r.get("peak_flops")) for p in points for r in p.runs)
+    header = axes + ["ranks", "runs", "ms / iteration", "tasks/s", "GFLOP / it", "GFLOP/s"] + (
+        ["MFU %"] if with_mfu else []) + [
                      "peak device MiB", "peak host MiB", "collectives ms / it",
                      "bytes / it", "evaluation", "final meta-loss"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -402,7 +470,8 @@ def table(points, axes):
         kind, q, qs = p.quality()
         loss = p.stat(lambda r: r.get("final_meta_loss"))
         cells = [p.axes.get(a, "") for a in axes] + [
-            str(p.processes), str(len(p.runs)), fmt(*t), fmt(*tasks), fmt(*flops), fmt(*rate), fmt(*dev),
+            str(p.processes), str(len(p.runs)), fmt(*t), fmt(*tasks), fmt(*flops), fmt(*rate)] + (
+            [fmt(*p.stat(mfu))] if with_mfu else []) + [fmt(*dev),
             fmt(*host), fmt(*comm), fmt(nbytes[0]),
             (f"{kind} " + fmt(q, qs, 4)) if kind else "—", fmt(*loss)]
         lines.append("| " + " | ".join(cells) + " |")
@@ -470,12 +539,20 @@ def main():
             out += [f"![Pareto fronts of {study}]({path})", "",
                     "*Evaluation quality against peak memory and against time; the red "
                     "line joins the points no other point beats on both.*", ""]
+        path = profile_plot(directory, study, points)
+        if path:
+            plots.append(path)
+            out += [f"![Profile of {study}]({path})", "",
+                    "*The runtime entry points that take the most time per meta-iteration "
+                    "(kernels, generated kernels, copies, collectives), from `--profile`.*", ""]
         path = breakdown(directory, study, points)
         if path:
             plots.append(path)
             out += [f"![Time breakdown of {study}]({path})", "",
                     "*Time per meta-iteration split into collectives (MPI/NCCL calls, "
-                    "including waiting for other ranks), pipeline transfers and the rest.*",
+                    "including waiting for other ranks), pipeline transfers and the rest; "
+                    "with `--profile`, the time outside runtime calls (the host between "
+                    "calls, idle) apart.*",
                     ""]
     if failed:
         out += ["## Failed runs", ""] + [f"- `{os.path.relpath(f['path'], directory)}`: {f['error']}"

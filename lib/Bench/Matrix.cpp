@@ -8,6 +8,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
 
+#include <cmath>
+
 using namespace metac::bench;
 using llvm::yaml::IO;
 
@@ -33,6 +35,7 @@ struct MatrixYaml {
   int64_t iterations = 100;
   int64_t repetitions = 1;
   int64_t timeoutSeconds = 900;
+  double peakFlops = 0;
   std::vector<StudyYaml> studies;
 };
 
@@ -148,6 +151,7 @@ template <> struct MappingTraits<StudyYaml> {
     io.mapOptional("mesh", s.study.mesh);
     io.mapOptional("scaling", s.study.scaling);
     io.mapOptional("timeout", s.study.timeoutSeconds);
+    io.mapOptional("peak_flops", s.study.peakFlops);
     io.mapOptional("axes", s.axes);
   }
   static std::string validate(IO &io, StudyYaml &s) {
@@ -161,6 +165,9 @@ template <> struct MappingTraits<StudyYaml> {
       return "study '" + s.study.name +
              "': 'iterations', 'repetitions', 'np' and 'timeout' must be "
              "positive";
+    if (!(s.study.peakFlops >= 0) || std::isinf(s.study.peakFlops))
+      return "study '" + s.study.name +
+             "': 'peak_flops' must be a finite number of FLOP/s";
     if (s.study.scaling != "strong" && s.study.scaling != "weak")
       return "study '" + s.study.name +
              "': 'scaling' must be strong or "
@@ -181,6 +188,7 @@ template <> struct MappingTraits<MatrixYaml> {
     io.mapOptional("iterations", m.iterations);
     io.mapOptional("repetitions", m.repetitions);
     io.mapOptional("timeout", m.timeoutSeconds);
+    io.mapOptional("peak_flops", m.peakFlops);
     io.mapRequired("studies", m.studies);
   }
   static std::string validate(IO &io, MatrixYaml &m) {
@@ -188,6 +196,8 @@ template <> struct MappingTraits<MatrixYaml> {
       return "";
     if (m.iterations < 1 || m.repetitions < 1 || m.timeoutSeconds < 1)
       return "'iterations', 'repetitions' and 'timeout' must be positive";
+    if (!(m.peakFlops >= 0) || std::isinf(m.peakFlops))
+      return "'peak_flops' must be a finite number of FLOP/s";
     if (m.studies.empty())
       return "the matrix has no studies";
     llvm::StringSet<> names;
@@ -239,6 +249,8 @@ metac::bench::readMatrixFile(llvm::StringRef path,
     }
     if (study.timeoutSeconds == 0)
       study.timeoutSeconds = yaml.timeoutSeconds;
+    if (study.peakFlops == 0)
+      study.peakFlops = yaml.peakFlops;
     for (AxisYaml &a : s.axes) {
       Axis axis;
       axis.name = a.name;

@@ -51,6 +51,10 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   llvm::StringMap<AxisTotals> comm, firstComm;
   json::Array evaluations;
   json::Value nonfinite = nullptr;
+  // `--profile`: seconds in each runtime entry point over the timed
+  // iterations.
+  json::Array profile;
+  double profileIterations = 0, profileSeconds = 0;
   llvm::SmallVector<llvm::StringRef> lines;
   (*file)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
   for (auto [index, line] : llvm::enumerate(lines)) {
@@ -64,6 +68,14 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
       continue;
     if (json::Object *evaluation = object->getObject("evaluation")) {
       evaluations.push_back(std::move(*evaluation));
+      continue;
+    }
+    if (json::Array *functions = object->getArray("profile")) {
+      profileIterations = number(*object, "iterations");
+      for (json::Value &entry : *functions)
+        if (json::Object *function = entry.getAsObject())
+          profileSeconds += number(*function, "seconds");
+      profile = std::move(*functions);
       continue;
     }
     if (json::Object *policy = object->getObject("nonfinite")) {
@@ -137,6 +149,12 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   summary["comm_per_iteration"] = std::move(axes);
   summary["comm_seconds_per_iteration"] = commSeconds;
   summary["comm_bytes_per_iteration"] = commBytes;
+  if (!profile.empty() && profileIterations > 0) {
+    summary["profile"] = std::move(profile);
+    summary["profile_iterations"] = profileIterations;
+    summary["calls_seconds_per_iteration"] =
+        finiteOrNull(profileSeconds / profileIterations);
+  }
   summary["evaluation"] = std::move(evaluations);
   summary["nonfinite"] = std::move(nonfinite);
   return summary;

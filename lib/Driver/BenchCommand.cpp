@@ -376,6 +376,8 @@ int metac::benchMain(int argc, char **argv) {
     run["processes"] = point.processes;
     run["mesh"] = point.mesh;
     run["scaling"] = point.study->scaling;
+    if (point.study->peakFlops > 0)
+      run["peak_flops"] = point.study->peakFlops;
     run["iterations_requested"] = point.study->iterations;
     run["command"] = json::Array(command);
     run["spec"] = point.study->spec;

@@ -48,6 +48,9 @@ struct Study {
   /// or `weak` (work grows with the devices).
   std::string scaling = "strong";
   int64_t timeoutSeconds = 0; // 0: the matrix's (default 900)
+  /// FLOP/s the hardware of one run can reach (all its processes), for
+  /// model FLOPs utilisation; 0: the matrix's, or none.
+  double peakFlops = 0;
   std::vector<Axis> axes;
 };
 
