@@ -9,13 +9,20 @@ if [ -x "$python" ] && "$python" -c "import matplotlib" 2>/dev/null; then
   echo "$python"
   exit 0
 fi
+# Tests and studies may ask at once: one makes it, the others wait.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+if [ -x "$python" ] && "$python" -c "import matplotlib" 2>/dev/null; then
+  echo "$python"
+  exit 0
+fi
 if ! /usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null; then
   # Debian splits venv's pip bootstrap into python3-venv.
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q python3-venv >&2
 fi
-mkdir -p "$(dirname "$venv")"
-/usr/bin/python3 -m venv "$venv" >&2
+/usr/bin/python3 -m venv --clear "$venv" >&2
 "$python" -m pip install -q --disable-pip-version-check "matplotlib>=3.7,<4" >&2
 echo "$python"

@@ -279,6 +279,7 @@ std::vector<BenchPoint> metac::bench::expandMatrix(const Matrix &matrix) {
   std::vector<BenchPoint> points;
   for (auto [studyIndex, study] : llvm::enumerate(matrix.studies)) {
     int64_t pointIndex = 0;
+    std::vector<BenchPoint> bases;
     // An odometer over the axes' values, the last axis fastest.
     std::vector<size_t> at(study.axes.size(), 0);
     while (true) {
@@ -303,18 +304,23 @@ std::vector<BenchPoint> metac::bench::expandMatrix(const Matrix &matrix) {
       base.pointName = parts.empty() ? "base" : llvm::join(parts, ",");
       base.studyIndex = static_cast<int64_t>(studyIndex);
       base.pointIndex = pointIndex++;
-      for (int64_t r = 1; r <= study.repetitions; ++r) {
-        BenchPoint point = base;
-        point.repetition = r;
-        point.runName = base.pointName + ".r" + std::to_string(r);
-        points.push_back(std::move(point));
-      }
+      bases.push_back(std::move(base));
       size_t axis = at.size();
       while (axis > 0 && ++at[axis - 1] == study.axes[axis - 1].values.size())
         at[--axis] = 0;
       if (axis == 0)
         break;
     }
+    // Repetitions run in rounds (every point once, then again), so a
+    // machine that is slower for a while widens the spread of every point
+    // instead of biasing the points that ran then.
+    for (int64_t r = 1; r <= study.repetitions; ++r)
+      for (const BenchPoint &base : bases) {
+        BenchPoint point = base;
+        point.repetition = r;
+        point.runName = base.pointName + ".r" + std::to_string(r);
+        points.push_back(std::move(point));
+      }
   }
   return points;
 }

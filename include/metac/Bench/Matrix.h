@@ -81,8 +81,9 @@ struct BenchPoint {
 std::optional<Matrix> readMatrixFile(llvm::StringRef path,
                                      llvm::raw_ostream &diagnostics);
 
-/// Every run of the matrix, study by study, points in the order of the
-/// axes (the last axis fastest), repetitions innermost.
+/// Every run of the matrix, study by study; within a study repetition by
+/// repetition (rounds), each round the points in the order of the axes
+/// (the last axis fastest).
 std::vector<BenchPoint> expandMatrix(const Matrix &matrix);
 
 } // namespace metac::bench
