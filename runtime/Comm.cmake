@@ -23,7 +23,8 @@ set(METART_COMM_LINK_FLAGS -lpthread)
 if(MPI_C_FOUND)
   set(METART_HAVE_MPI ON)
   message(STATUS "metart: collectives through MPI ${MPI_C_VERSION}")
-  target_sources(metart PRIVATE src/comm/MpiTransport.cpp)
+  target_sources(metart PRIVATE src/comm/AllReduceAlgorithms.cpp
+    src/comm/MpiTransport.cpp)
   # The C API only: the C++ bindings are deprecated and warn.
   target_compile_definitions(metart PRIVATE METART_HAVE_MPI OMPI_SKIP_MPICXX
     MPICH_SKIP_MPICXX)
@@ -64,3 +65,8 @@ get_property(METART_LINK_FLAGS TARGET metart PROPERTY METART_LINK_FLAGS)
 string(JOIN "|" METART_COMM_LINK_FLAGS ${METART_COMM_LINK_FLAGS})
 set_property(TARGET metart PROPERTY METART_LINK_FLAGS
   "${METART_LINK_FLAGS}|${METART_COMM_LINK_FLAGS}")
+
+# bench/collectives.sh: the bandwidth of each collective and all-reduce
+# algorithm, as nccl-tests reports it.
+add_executable(metart-collectives ${CMAKE_CURRENT_SOURCE_DIR}/tools/CollectivesBench.cpp)
+target_link_libraries(metart-collectives PRIVATE metart)

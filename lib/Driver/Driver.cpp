@@ -126,6 +126,17 @@ struct Options {
       cl::desc("Merge all-reduces into buckets of at most this many MiB in "
                "the optimized phase (0: off)"),
       cl::init(25), cl::cat(category)};
+  cl::opt<std::string> allReduce{
+      "allreduce",
+      cl::desc("How all-reduces move their data (optimized phase): library "
+               "(MPI's or NCCL's choice, default), ring, tree, or "
+               "hierarchical (within nodes, across them, within them)"),
+      cl::value_desc("algorithm"), cl::init("library"), cl::cat(category)};
+  cl::opt<std::string> compress{
+      "compress",
+      cl::desc("Send gradient all-reduces (task and data axes) in a 16-bit "
+               "type: none (default), bf16 or fp16; sums in f32"),
+      cl::value_desc("type"), cl::init("none"), cl::cat(category)};
   cl::opt<int64_t> accumulate{
       "accumulate",
       cl::desc("Accumulate meta-gradients over this many chunks of the "
@@ -616,7 +627,25 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.bucketBytes = static_cast<int64_t>(options.bucketMB * (1 << 20));
+  if (options.allReduce != "library" && options.allReduce != "ring" &&
+      options.allReduce != "tree" && options.allReduce != "hierarchical") {
+    llvm::errs() << "metac: error: --allreduce must be library, ring, tree "
+                    "or hierarchical, got '"
+                 << options.allReduce << "'\n";
+    return 1;
+  }
+  pipeline.allReduce = options.allReduce;
+  if (options.compress != "none" && options.compress != "bf16" &&
+      options.compress != "fp16") {
+    llvm::errs() << "metac: error: --compress must be none, bf16 or fp16, "
+                    "got '"
+                 << options.compress << "'\n";
+    return 1;
+  }
+  pipeline.compress = options.compress;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
+  planRequest.options.allReduce = pipeline.allReduce;
+  planRequest.options.compress = pipeline.compress;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;

@@ -126,6 +126,13 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
+  if (after(Phase::Optimized) &&
+      (options.allReduce != "library" || options.compress != "none")) {
+    partition::MetaSelectAllReduceOptions select;
+    select.algorithm = options.allReduce;
+    select.compress = options.compress;
+    pm.addPass(partition::createMetaSelectAllReduce(select));
+  }
   if (after(Phase::Optimized))
     pm.addPass(createFoldNNTransposes());
   if (after(Phase::Fused) && options.fusion)

@@ -166,15 +166,43 @@ std::optional<double> fromTable(const ClusterDescription &cluster,
 
 } // namespace
 
-CollectiveTime
-metac::planner::estimateCollective(Collective kind, double bytes,
-                                   const GroupPlacement &group,
-                                   const ClusterDescription &cluster) {
+/// An all-reduce by the algorithm `--allreduce` forces, on the links the
+/// group crosses.
+CollectiveTime forcedAllReduce(llvm::StringRef algorithm, double bytes,
+                               const GroupPlacement &group,
+                               const ClusterDescription &cluster) {
+  Link node = linkOf(cluster, LinkLevel::Node);
+  Link net = linkOf(cluster, LinkLevel::Cluster);
+  Link slowest = group.crossesNodes() ? Link{std::max(node.alpha, net.alpha),
+                                             std::min(node.beta, net.beta)}
+                                      : node;
+  double n = double(group.size);
+  CollectiveTime time;
+  time.algorithm = algorithm;
+  if (algorithm == "tree") {
+    double log2n = std::ceil(std::log2(n));
+    time.seconds = 2 * log2n * slowest.alpha + 2 * log2n * bytes / slowest.beta;
+  } else if (algorithm == "hierarchical" && group.crossesNodes()) {
+    double g = double(group.perNode), nodes = double(group.nodes);
+    time.seconds = (g > 1 ? 2 * ring(g - 1, bytes / g, node) : 0) +
+                   ring(2 * (nodes - 1), bytes / (g * nodes), net);
+  } else {
+    time.seconds = ring(2 * (n - 1), bytes / n, slowest);
+  }
+  return time;
+}
+
+CollectiveTime metac::planner::estimateCollective(
+    Collective kind, double bytes, const GroupPlacement &group,
+    const ClusterDescription &cluster, llvm::StringRef allReduce) {
   CollectiveTime time;
   if (group.size <= 1 && kind != Collective::SendRecv) {
     time.algorithm = "none";
     return time;
   }
+  if (kind == Collective::AllReduce && !allReduce.empty() &&
+      allReduce != "library")
+    return forcedAllReduce(allReduce, bytes, group, cluster);
   if (std::optional<double> measured = fromTable(cluster, kind, bytes, group)) {
     time.seconds = *measured;
     time.algorithm = "measured";

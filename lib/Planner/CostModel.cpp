@@ -529,8 +529,8 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     compute = Event();
   };
   function.walk([&](Operation *op) {
-    auto collective = [&](Collective kind, ArrayRef<int16_t> axes,
-                          double bytes) {
+    auto collective = [&](Collective kind, ArrayRef<int16_t> axes, double bytes,
+                          StringRef algorithm = "") {
       flush();
       Event e;
       e.kind = Event::Collective;
@@ -538,13 +538,22 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       e.bytes = bytes;
       GroupPlacement group = placeGroup(
           mesh, e.mask, std::max<int64_t>(cluster.devicesPerNode, 1));
-      e.seconds = estimateCollective(kind, bytes, group, cluster).seconds;
+      e.seconds =
+          estimateCollective(kind, bytes, group, cluster, algorithm).seconds;
       program.events.push_back(e);
       ++program.calls;
     };
-    if (auto o = dyn_cast<shard::AllReduceOp>(op))
-      return collective(Collective::AllReduce, o.getGridAxes(),
-                        double(byteSize(o.getInput().getType())));
+    if (auto o = dyn_cast<shard::AllReduceOp>(op)) {
+      // meta-select-allreduce's choice (--allreduce), when it made one.
+      auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
+      double bytes = double(byteSize(o.getInput().getType()));
+      // --compress: 16 bits per element on the wire.
+      if (o->hasAttr("metac.compress"))
+        bytes =
+            2.0 * double(cast<RankedTensorType>(o.getType()).getNumElements());
+      return collective(Collective::AllReduce, o.getGridAxes(), bytes,
+                        algorithm ? algorithm.getValue() : StringRef());
+    }
     if (auto o = dyn_cast<shard::AllGatherOp>(op))
       return collective(Collective::AllGather, o.getGridAxes(),
                         double(byteSize(o.getResult().getType())));

@@ -176,6 +176,8 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.microBatches = plan.microBatches > 1 ? plan.microBatches : 0;
     pipeline.schedule = plan.schedule;
     pipeline.bucketBytes = options.bucketBytes;
+    pipeline.allReduce = options.allReduce;
+    pipeline.compress = options.compress;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
         plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;

@@ -13,6 +13,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_increment", reinterpret_cast<void *>(&metart_increment)},
       {"metart_all_gather", reinterpret_cast<void *>(&metart_all_gather)},
       {"metart_all_reduce", reinterpret_cast<void *>(&metart_all_reduce)},
+      {"metart_all_reduce_algorithm",
+       reinterpret_cast<void *>(&metart_all_reduce_algorithm)},
       {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},
       {"metart_reduce_scatter",
        reinterpret_cast<void *>(&metart_reduce_scatter)},

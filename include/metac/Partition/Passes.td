@@ -168,4 +168,29 @@ def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> 
                            "::metac::nn::NNDialect"];
 }
 
+def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
+  let summary = "Choose how every all-reduce moves its data";
+  let description = [{
+    Marks every `shard.all_reduce` with `metac.allreduce = "<algorithm>"`,
+    which the runtime lowering turns into `metart_all_reduce_algorithm`:
+    `ring` (reduce-scatter and all-gather around a ring: bandwidth-optimal),
+    `tree` (binomial reduce and broadcast: fewest messages), or
+    `hierarchical` (within each node, then across nodes, then within the
+    node again). `library` removes the mark: MPI or NCCL choose.
+
+    With `compress = bf16` or `fp16`, the f32 and f64 sums over the task and
+    data axes (meta-gradients, inner-loop gradients, losses) are also marked
+    `metac.compress`: they travel in that type, rounded, with f32 additions.
+    Sums over the tensor axis (a layer's partial results) stay exact. Runs
+    after bucketing, so the buckets carry the choices.
+  }];
+  let options = [
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"library\"",
+           "library, ring, tree or hierarchical">,
+    Option<"compress", "compress", "std::string", /*default=*/"\"none\"",
+           "none, bf16 or fp16">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // METAC_PARTITION_PASSES_TD

@@ -56,6 +56,11 @@ struct PipelineOptions {
   /// Largest bucket of merged all-reduces in the optimized phase; 0 turns
   /// bucketing off.
   int64_t bucketBytes = 25 << 20;
+  /// How all-reduces move their data: library (MPI's or NCCL's choice),
+  /// ring, tree or hierarchical (`metart_all_reduce_algorithm`).
+  std::string allReduce = "library";
+  /// Wire type of gradient all-reduces: none, bf16 or fp16.
+  std::string compress = "none";
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

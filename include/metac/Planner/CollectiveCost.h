@@ -53,10 +53,13 @@ struct CollectiveTime {
 };
 
 /// The time of `kind` on `bytes` per rank (the operand; for all-gather the
-/// gathered result) over `group`.
+/// gathered result) over `group`. `allReduce` forces an all-reduce's
+/// algorithm (ring, tree or hierarchical: `--allreduce`, costed by its α–β
+/// formula); empty or `library`: the fastest, or the measured time.
 CollectiveTime estimateCollective(Collective kind, double bytes,
                                   const GroupPlacement &group,
-                                  const ClusterDescription &cluster);
+                                  const ClusterDescription &cluster,
+                                  llvm::StringRef allReduce = "");
 
 } // namespace metac::planner
 

@@ -53,6 +53,10 @@ struct PlannerOptions {
   double memoryMargin = 0.10;
   /// Bucket size of the optimized phase's merged all-reduces (bytes).
   int64_t bucketBytes = 25 << 20;
+  /// All-reduce algorithm of the plans (PipelineOptions::allReduce).
+  std::string allReduce = "library";
+  /// Wire type of gradient all-reduces (PipelineOptions::compress).
+  std::string compress = "none";
   /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
   int64_t zero = 0;
   /// Up to this many plans, every plan is partitioned and costed exactly;

@@ -62,6 +62,28 @@ int64_t reductionCode(shard::ReductionKind kind) {
   return kind == shard::ReductionKind::Max ? 1 : 0;
 }
 
+/// metart_allreduce_algorithm codes of meta-select-allreduce's names.
+int64_t allReduceAlgorithmCode(StringAttr name) {
+  if (!name)
+    return 0;
+  return llvm::StringSwitch<int64_t>(name.getValue())
+      .Case("ring", 1)
+      .Case("tree", 2)
+      .Case("hierarchical", 3)
+      .Default(0);
+}
+
+/// The metart_dtype an all-reduce's data travels in: its own, or the one
+/// meta-select-allreduce's `metac.compress` names.
+int64_t wireDtype(shard::AllReduceOp op, StringAttr compress) {
+  if (compress && compress.getValue() == "bf16")
+    return 4;
+  if (compress && compress.getValue() == "fp16")
+    return 5;
+  return lowering::metartDtypeOf(
+      cast<RankedTensorType>(op.getType()).getElementType());
+}
+
 int64_t byteSize(Type type) {
   auto t = cast<RankedTensorType>(type);
   return t.getNumElements() * (t.getElementTypeBitWidth() / 8);
@@ -731,6 +753,17 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
           // Collectives over the axes of the mesh (a bit mask, bit i for
           // grid axis i); the runtime maps each mask to a communicator.
           .Case([&](shard::AllReduceOp o) {
+            // meta-select-allreduce's choices, when it made some.
+            auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
+            auto compress = o->getAttrOfType<StringAttr>("metac.compress");
+            if (algorithm || compress)
+              return std::make_pair(
+                  StringRef("metart_all_reduce_algorithm"),
+                  args({ctx, operand(o.getInput()), result(o),
+                        emit.i32(axesMask(o.getGridAxes())),
+                        emit.i32(reductionCode(o.getReduction())),
+                        emit.i32(allReduceAlgorithmCode(algorithm)),
+                        emit.i32(wireDtype(o, compress))}));
             return std::make_pair(
                 StringRef("metart_all_reduce"),
                 args({ctx, operand(o.getInput()), result(o),

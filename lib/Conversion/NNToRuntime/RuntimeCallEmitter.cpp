@@ -8,8 +8,7 @@
 using namespace mlir;
 using namespace metac::lowering;
 
-/// metart_dtype values (runtime/include/metart/metart.h).
-static int64_t dtypeOf(Type element) {
+int64_t metac::lowering::metartDtypeOf(Type element) {
   if (element.isF32())
     return 0;
   if (element.isF64())
@@ -130,7 +129,8 @@ Value RuntimeCallEmitter::descriptor(RankedTensorType type, Value data) {
     return LLVM::GEPOp::create(b, loc, ptr, descriptorType, slot,
                                ArrayRef<LLVM::GEPArg>{0, index});
   };
-  LLVM::StoreOp::create(b, loc, i32(dtypeOf(type.getElementType())), field(1));
+  LLVM::StoreOp::create(b, loc, i32(metartDtypeOf(type.getElementType())),
+                        field(1));
   LLVM::StoreOp::create(b, loc, i32(type.getRank()), field(2));
   LLVM::StoreOp::create(b, loc, i64Array(type.getShape()), field(3));
   if (data) {

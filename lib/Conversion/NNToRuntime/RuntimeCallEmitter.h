@@ -18,6 +18,10 @@
 
 namespace metac::lowering {
 
+/// The metart_dtype value (runtime/include/metart/metart.h) of an element
+/// type.
+int64_t metartDtypeOf(mlir::Type element);
+
 class RuntimeCallEmitter {
 public:
   RuntimeCallEmitter(mlir::ModuleOp module, mlir::Location loc);

@@ -98,6 +98,33 @@ typedef enum metart_reduction {
 metart_status metart_all_reduce(metart_context *c, const metart_tensor *x,
                                 const metart_tensor *y, int32_t axes_mask,
                                 int32_t reduction);
+
+/* How an all-reduce moves its data. LIBRARY: MPI's or NCCL's own choice.
+   On MPI: RING, reduce-scatter then all-gather around a ring (each rank
+   sends 2(n-1)/n of the buffer); TREE, binomial reduce to the group's first
+   rank and broadcast back (2 log2 n messages of the whole buffer);
+   HIERARCHICAL, reduce-scatter within a node, all-reduce across nodes,
+   all-gather within the node (nodes: the ranks sharing memory, or
+   METART_RANKS_PER_NODE consecutive group ranks). Each gives every rank
+   the same bits. NCCL chooses for itself (NCCL_ALGO=Ring|Tree forces it). */
+typedef enum metart_allreduce_algorithm {
+  METART_ALLREDUCE_LIBRARY = 0,
+  METART_ALLREDUCE_RING = 1,
+  METART_ALLREDUCE_TREE = 2,
+  METART_ALLREDUCE_HIERARCHICAL = 3
+} metart_allreduce_algorithm;
+
+/* metart_all_reduce by `algorithm` (a metart_allreduce_algorithm), its
+   data on the wire in `wire` (a metart_dtype): x's own type, or for f32 and
+   f64 tensors METART_BF16 or METART_F16, which halves (quarters) the bytes:
+   x is rounded to `wire`, reduced with f32 additions rounded to `wire` at
+   every step (as NCCL reduces bf16), and widened into y; in a group of one
+   nothing is sent and nothing rounded. */
+metart_status metart_all_reduce_algorithm(metart_context *c,
+                                          const metart_tensor *x,
+                                          const metart_tensor *y,
+                                          int32_t axes_mask, int32_t reduction,
+                                          int32_t algorithm, int32_t wire);
 /* y = concatenation of every group member's x along `dim`, in group-rank
    order (coordinate order on the masked axes). x may lie inside y (it is
    copied aside first). */

@@ -156,20 +156,61 @@ extern "C" metart_status metart_all_reduce(metart_context *c,
                                            const metart_tensor *y,
                                            int32_t axes_mask,
                                            int32_t reduction) {
-  Checker check(c, "metart_all_reduce");
+  return metart_all_reduce_algorithm(c, x, y, axes_mask, reduction,
+                                     METART_ALLREDUCE_LIBRARY,
+                                     x ? x->dtype : METART_F32);
+}
+
+extern "C" metart_status metart_all_reduce_algorithm(
+    metart_context *c, const metart_tensor *x, const metart_tensor *y,
+    int32_t axes_mask, int32_t reduction, int32_t algorithm, int32_t wire) {
+  bool plain = algorithm == METART_ALLREDUCE_LIBRARY && x && wire == x->dtype;
+  Checker check(c, plain ? "metart_all_reduce" : "metart_all_reduce_algorithm");
   int64_t rank = 0, size = 1;
+  bool compressed = false;
   if (operands(check, x, y) && check.shape("y", *y, shapeOf(*x)) &&
-      groupOf(check, c, axes_mask, rank, size) &&
-      reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
-    check.invalid("unknown reduction ", reduction);
-  return collective(check, c, "all_reduce", axes_mask, size,
-                    check.ok() ? bytesOf(*x) : 0, [&](Transport *t) {
-                      if (!t)
-                        return copyLocal(c, *x, *y);
-                      return t->allReduce(axes_mask, x->data, y->data,
-                                          numElements(*x), dtypeOf(*x),
-                                          static_cast<Reduction>(reduction));
-                    });
+      groupOf(check, c, axes_mask, rank, size)) {
+    compressed = wire != x->dtype;
+    if (reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
+      check.invalid("unknown reduction ", reduction);
+    else if (algorithm < METART_ALLREDUCE_LIBRARY ||
+             algorithm > METART_ALLREDUCE_HIERARCHICAL)
+      check.invalid("unknown all-reduce algorithm ", algorithm);
+    else if (compressed &&
+             ((x->dtype != METART_F32 && x->dtype != METART_F64) ||
+              (wire != METART_BF16 && wire != METART_F16)))
+      check.invalid("compresses f32 or f64 into bf16 or f16 only, got ",
+                    x->dtype, " into ", wire);
+  }
+  int64_t count = check.ok() ? numElements(*x) : 0;
+  size_t wireBytes =
+      check.ok() ? count * dtypeSize(compressed ? wire : x->dtype) : 0;
+  return collective(
+      check, c, "all_reduce", axes_mask, size, check.ok() ? wireBytes : 0,
+      [&](Transport *t) -> KernelStatus {
+        if (!t)
+          return copyLocal(c, *x, *y);
+        auto how = static_cast<AllReduceAlgorithm>(algorithm);
+        auto op = static_cast<Reduction>(reduction);
+        if (!compressed)
+          return t->allReduceWith(axes_mask, x->data, y->data, count,
+                                  dtypeOf(*x), op, how);
+        // Rounded to the wire's type, reduced there, widened back.
+        auto narrow = static_cast<metart_dtype>(wire);
+        Temporary onWire(c);
+        if (KernelStatus s = onWire.allocate(wireBytes); s.failed())
+          return s;
+        if (KernelStatus s = c->backend->convert(dtypeOf(*x), narrow, count,
+                                                 x->data, onWire.data);
+            s.failed())
+          return s;
+        if (KernelStatus s = t->allReduceWith(
+                axes_mask, onWire.data, onWire.data, count, narrow, op, how);
+            s.failed())
+          return s;
+        return c->backend->convert(narrow, dtypeOf(*x), count, onWire.data,
+                                   y->data);
+      });
 }
 
 extern "C" metart_status metart_all_gather(metart_context *c,

@@ -24,6 +24,14 @@ namespace metart::comm {
 /// What a reduction computes.
 enum class Reduction { Sum = METART_REDUCE_SUM, Max = METART_REDUCE_MAX };
 
+/// How an all-reduce moves its data (metart_allreduce_algorithm).
+enum class AllReduceAlgorithm {
+  Library = METART_ALLREDUCE_LIBRARY,
+  Ring = METART_ALLREDUCE_RING,
+  Tree = METART_ALLREDUCE_TREE,
+  Hierarchical = METART_ALLREDUCE_HIERARCHICAL,
+};
+
 /// Collectives on contiguous buffers of the context's memory, within the
 /// group of an axes mask (whose size is more than one). Counts are elements
 /// of `dtype`; group ranks are positions in the group.
@@ -35,6 +43,13 @@ public:
   virtual KernelStatus allReduce(int mask, const void *x, void *y,
                                  int64_t count, metart_dtype dtype,
                                  Reduction reduction) = 0;
+  /// An all-reduce by the given algorithm; a transport that chooses its
+  /// own (NCCL: NCCL_ALGO) runs `allReduce`.
+  virtual KernelStatus allReduceWith(int mask, const void *x, void *y,
+                                     int64_t count, metart_dtype dtype,
+                                     Reduction reduction, AllReduceAlgorithm) {
+    return allReduce(mask, x, y, count, dtype, reduction);
+  }
   /// `count` elements from each rank, concatenated in group order into `y`.
   virtual KernelStatus allGather(int mask, const void *x, void *y,
                                  int64_t count, metart_dtype dtype) = 0;

@@ -8,8 +8,11 @@
 #include "MpiTransport.h"
 #include "../Precision.h"
 #include "../Tensor.h"
+#include "AllReduceAlgorithms.h"
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 using namespace metart;
 using namespace metart::comm;
@@ -90,9 +93,10 @@ MpiTransport::~MpiTransport() {
   MPI_Finalized(&finalized);
   if (!finalized)
     (void)progressSends(true);
-  for (MPI_Comm &group : groups)
-    if (group != MPI_COMM_NULL && !finalized)
-      MPI_Comm_free(&group);
+  for (MPI_Comm *list : {groups, nodeGroups, crossGroups})
+    for (int mask = 0; mask < kNumMasks; ++mask)
+      if (list[mask] != MPI_COMM_NULL && !finalized)
+        MPI_Comm_free(&list[mask]);
 }
 
 KernelStatus MpiTransport::create(const Communicator &comm) {
@@ -160,6 +164,80 @@ KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
       s.failed())
     return s;
   return unstage(y, out, bytes);
+}
+
+KernelStatus MpiTransport::allReduceWith(int mask, const void *x, void *y,
+                                         int64_t count, metart_dtype dtype,
+                                         Reduction reduction,
+                                         AllReduceAlgorithm algorithm) {
+  if (algorithm == AllReduceAlgorithm::Library)
+    return allReduce(mask, x, y, count, dtype, reduction);
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
+  size_t bytes = count * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  // The algorithms work in place.
+  if (in != out && bytes)
+    std::memcpy(out, in, bytes);
+  KernelStatus status = KernelStatus::ok();
+  bool nodes = false;
+  if (algorithm == AllReduceAlgorithm::Hierarchical)
+    if (KernelStatus s = splitNodes(mask, nodes); s.failed())
+      return s;
+  if (algorithm == AllReduceAlgorithm::Tree)
+    status = treeAllReduce(groups[mask], out, count, dtype, reduction, scratch);
+  else if (nodes)
+    status = hierarchicalAllReduce(nodeGroups[mask], crossGroups[mask], out,
+                                   count, dtype, reduction, scratch);
+  else
+    status = ringAllReduce(groups[mask], out, count, dtype, reduction, scratch);
+  if (status.failed())
+    return status;
+  return unstage(y, out, bytes);
+}
+
+KernelStatus MpiTransport::splitNodes(int mask, bool &usable) {
+  if (nodesSplit[mask]) {
+    usable = nodesUsable[mask];
+    return KernelStatus::ok();
+  }
+  MPI_Comm group = groups[mask];
+  int rank = 0, size = 1;
+  MPI_Comm_rank(group, &rank);
+  MPI_Comm_size(group, &size);
+  int code = MPI_SUCCESS;
+  const char *perNode = std::getenv("METART_RANKS_PER_NODE");
+  long ranksPerNode = perNode ? std::strtol(perNode, nullptr, 10) : 0;
+  if (ranksPerNode > 0)
+    code = MPI_Comm_split(group, int(rank / ranksPerNode), rank,
+                          &nodeGroups[mask]);
+  else
+    code = MPI_Comm_split_type(group, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                               &nodeGroups[mask]);
+  if (code != MPI_SUCCESS)
+    return check(code, "MPI_Comm_split_type");
+  int nodeRank = 0, nodeSize = 1;
+  MPI_Comm_rank(nodeGroups[mask], &nodeRank);
+  MPI_Comm_size(nodeGroups[mask], &nodeSize);
+  if (KernelStatus s =
+          check(MPI_Comm_split(group, nodeRank, rank, &crossGroups[mask]),
+                "MPI_Comm_split");
+      s.failed())
+    return s;
+  // Blocks must line up across nodes: every node the same size.
+  int sizes[2] = {nodeSize, -nodeSize};
+  if (KernelStatus s =
+          check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, group),
+                "MPI_Allreduce");
+      s.failed())
+    return s;
+  nodesSplit[mask] = true;
+  nodesUsable[mask] = usable = sizes[0] == -sizes[1];
+  return KernelStatus::ok();
 }
 
 KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,

@@ -21,8 +21,9 @@ class MpiTransport final : public Transport {
 public:
   MpiTransport(Backend &backend, bool deviceMemory)
       : backend(backend), deviceMemory(deviceMemory) {
-    for (MPI_Comm &group : groups)
-      group = MPI_COMM_NULL;
+    for (MPI_Comm *list : {groups, nodeGroups, crossGroups})
+      for (int mask = 0; mask < kNumMasks; ++mask)
+        list[mask] = MPI_COMM_NULL;
   }
   ~MpiTransport() override;
 
@@ -33,6 +34,9 @@ public:
 
   KernelStatus allReduce(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype, Reduction reduction) override;
+  KernelStatus allReduceWith(int mask, const void *x, void *y, int64_t count,
+                             metart_dtype dtype, Reduction reduction,
+                             AllReduceAlgorithm algorithm) override;
   KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype) override;
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
@@ -56,6 +60,12 @@ private:
   /// Tests (or, with `wait`, completes) the sends still in flight.
   KernelStatus progressSends(bool wait);
 
+  /// Splits the group of `mask` into nodes (ranks sharing memory, or
+  /// METART_RANKS_PER_NODE consecutive ones) and the rings across them,
+  /// once; `usable` is false when nodes differ in size (then a
+  /// hierarchical all-reduce runs as a ring).
+  KernelStatus splitNodes(int mask, bool &usable);
+
   struct PendingSend {
     MPI_Request request;
     std::vector<char> owned;
@@ -65,7 +75,9 @@ private:
   bool deviceMemory;
   std::vector<PendingSend> pendingSends;
   MPI_Comm groups[kNumMasks];
-  std::vector<char> stagedIn, stagedOut;
+  MPI_Comm nodeGroups[kNumMasks], crossGroups[kNumMasks];
+  bool nodesSplit[kNumMasks] = {}, nodesUsable[kNumMasks] = {};
+  std::vector<char> stagedIn, stagedOut, scratch;
 };
 
 } // namespace metart::comm
