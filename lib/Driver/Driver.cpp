@@ -267,6 +267,11 @@ struct Options {
       cl::desc("Under --on-nonfinite=skip, stop after this many skipped "
                "meta-iterations in a row (default 20)"),
       cl::init(0), cl::cat(runCategory)};
+  cl::opt<std::string> slowRank{
+      "slow-rank",
+      cl::desc("A straggler for tests and benchmarks: world rank R takes "
+               "FACTOR (> 1) times as long per meta-iteration"),
+      cl::value_desc("R:FACTOR"), cl::init(""), cl::cat(runCategory)};
   cl::opt<double> divergeAbove{
       "diverge-above",
       cl::desc("An evaluation task whose query loss is above this has "
@@ -508,6 +513,17 @@ int metac::metacMain(int argc, char **argv) {
     run->noCudaGraph = options.noCudaGraph;
     run->maxConsecutiveSkips = options.maxConsecutiveSkips;
     run->divergeAbove = options.divergeAbove;
+    if (!options.slowRank.empty()) {
+      auto [rank, factor] = StringRef(options.slowRank).split(':');
+      if (rank.getAsInteger(10, run->slowRank) || run->slowRank < 0 ||
+          factor.getAsDouble(run->slowFactor) || !(run->slowFactor > 1) ||
+          std::isinf(run->slowFactor)) {
+        llvm::errs() << "metac: error: --slow-rank must be R:FACTOR with a "
+                        "rank and a factor above 1, got '"
+                     << options.slowRank << "'\n";
+        return 1;
+      }
+    }
     if (options.maxConsecutiveSkips < 0 || !(options.divergeAbove >= 0) ||
         std::isinf(options.divergeAbove)) {
       llvm::errs() << "metac: error: --max-consecutive-skips and "

@@ -45,6 +45,10 @@ struct RunOptions {
   int32_t onNonfinite = 0;
   int64_t maxConsecutiveSkips = 0;
   double divergeAbove = 0;
+  /// A straggler: world rank `slowRank` takes `slowFactor` times as long
+  /// per meta-iteration (`--slow-rank=R:FACTOR`); factor 0: none.
+  int64_t slowRank = 0;
+  double slowFactor = 0;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

@@ -159,6 +159,12 @@ typedef struct metart_train_options {
    *  With several ranks each writes its own: `.rank<r>` before a `.json`
    *  suffix. Device backends synchronise after each call, as profiling. */
   const char *trace_path;
+  /** A straggler for tests and benchmarks: when `slow_factor` > 1, world
+   *  rank `slow_rank` sleeps after each meta-iteration's step for
+   *  (slow_factor - 1) times the step's time, as a slower device would
+   *  take; the other ranks wait for it in their next collective. */
+  int64_t slow_rank;
+  double slow_factor;
 } metart_train_options;
 
 typedef struct metart_eval_result {

@@ -289,6 +289,8 @@ const char *kUsage =
     "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
     "  --quiet                 no progress output\n"
+    "  --slow-rank=R:FACTOR    rank R takes FACTOR times as long per\n"
+    "                          meta-iteration (a straggler, for tests)\n"
     "  --profile               time each runtime call (kernels, copies,\n"
     "                          collectives) and print the totals\n"
     "  --trace=FILE            write a timeline of the meta-iterations'\n"
@@ -319,6 +321,20 @@ bool parsePositive(const char *text, double &out) {
   if (!*text || *end || !(v > 0) || std::isinf(v))
     return false;
   out = v;
+  return true;
+}
+
+/// `R:FACTOR`: a world rank and a factor above 1.
+bool parseSlowRank(const char *text, int64_t &rank, double &factor) {
+  char *end = nullptr;
+  long long r = std::strtoll(text, &end, 10);
+  if (end == text || *end != ':' || r < 0)
+    return false;
+  double f = 0;
+  if (!parsePositive(end + 1, f) || !(f > 1))
+    return false;
+  rank = r;
+  factor = f;
   return true;
 }
 
@@ -384,6 +400,9 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.max_consecutive_skips = number;
     } else if (key == "--diverge-above" && parsePositive(value, real)) {
       options.train.diverge_above = real;
+    } else if (key == "--slow-rank" &&
+               parseSlowRank(value, options.train.slow_rank,
+                             options.train.slow_factor)) {
     } else if (key == "--backend" && (std::strcmp(value, "cpu") == 0 ||
                                       std::strcmp(value, "cuda") == 0)) {
       options.backend = value;

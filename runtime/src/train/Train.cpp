@@ -28,6 +28,7 @@
 #include <random>
 #include <string>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -503,8 +504,11 @@ metart_status Trainer::run(metart_train_result &result) {
     std::string stepError;
     metart_status stepStatus =
         runner.run(inputs.data(), outputs.data(), stepError);
-    metart::trace::record("step", 0, 0, stepBegin,
-                          std::chrono::steady_clock::now());
+    auto stepEnd = std::chrono::steady_clock::now();
+    metart::trace::record("step", 0, 0, stepBegin, stepEnd);
+    if (options.slow_factor > 1 && metart_world_rank() == options.slow_rank)
+      std::this_thread::sleep_for((stepEnd - stepBegin) *
+                                  (options.slow_factor - 1));
     if (stepStatus) {
       status = fail(stepStatus, "meta-iteration %lld failed: %s",
                     static_cast<long long>(it), stepError.c_str());
