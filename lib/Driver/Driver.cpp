@@ -129,14 +129,16 @@ struct Options {
   cl::opt<std::string> allReduce{
       "allreduce",
       cl::desc("How all-reduces move their data (optimized phase): library "
-               "(MPI's or NCCL's choice, default), ring, tree, or "
-               "hierarchical (within nodes, across them, within them)"),
-      cl::value_desc("algorithm"), cl::init("library"), cl::cat(category)};
+               "(MPI's or NCCL's choice), ring, tree, or hierarchical "
+               "(within nodes, across them, within them); default: the "
+               "spec's parallel { allreduce = ... }, else library"),
+      cl::value_desc("algorithm"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> compress{
       "compress",
       cl::desc("Send gradient all-reduces (task and data axes) in a 16-bit "
-               "type: none (default), bf16 or fp16; sums in f32"),
-      cl::value_desc("type"), cl::init("none"), cl::cat(category)};
+               "type: none, bf16 or fp16 (sums in f32); default: the spec's "
+               "parallel { compress = ... }, else none"),
+      cl::value_desc("type"), cl::init(""), cl::cat(category)};
   cl::opt<int64_t> accumulate{
       "accumulate",
       cl::desc("Accumulate meta-gradients over this many chunks of the "
@@ -643,16 +645,17 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.bucketBytes = static_cast<int64_t>(options.bucketMB * (1 << 20));
-  if (options.allReduce != "library" && options.allReduce != "ring" &&
-      options.allReduce != "tree" && options.allReduce != "hierarchical") {
+  if (!options.allReduce.empty() && options.allReduce != "library" &&
+      options.allReduce != "ring" && options.allReduce != "tree" &&
+      options.allReduce != "hierarchical") {
     llvm::errs() << "metac: error: --allreduce must be library, ring, tree "
                     "or hierarchical, got '"
                  << options.allReduce << "'\n";
     return 1;
   }
   pipeline.allReduce = options.allReduce;
-  if (options.compress != "none" && options.compress != "bf16" &&
-      options.compress != "fp16") {
+  if (!options.compress.empty() && options.compress != "none" &&
+      options.compress != "bf16" && options.compress != "fp16") {
     llvm::errs() << "metac: error: --compress must be none, bf16 or fp16, "
                     "got '"
                  << options.compress << "'\n";

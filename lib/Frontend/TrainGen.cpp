@@ -219,13 +219,49 @@ struct AutoPlan {
   std::string cluster;
 };
 
+/// `parallel { allreduce = ring, compress = bf16 }`: how all-reduces move
+/// their data (`--allreduce`, `--compress` override them).
+struct CommunicationChoice {
+  std::string allReduce = "library";
+  std::string compress = "none";
+};
+
+/// Reads `allreduce` and `compress`; false after an error.
+bool readCommunication(FieldReader &r, CommunicationChoice &choice) {
+  auto allReduce = r.name("allreduce", std::string("library"));
+  auto compress = r.name("compress", std::string("none"));
+  if (!allReduce || !compress)
+    return false;
+  const SmallVector<StringRef> algorithms = {"library", "ring", "tree",
+                                             "hierarchical"};
+  if (!llvm::is_contained(algorithms, *allReduce)) {
+    InFlightDiagnostic diag = r.error(*r.find("allreduce"));
+    diag << "unknown all-reduce algorithm '" << *allReduce
+         << "' (expected library, ring, tree or hierarchical)";
+    attachDidYouMean(diag, *allReduce, algorithms);
+    return false;
+  }
+  const SmallVector<StringRef> types = {"none", "bf16", "fp16"};
+  if (!llvm::is_contained(types, *compress)) {
+    InFlightDiagnostic diag = r.error(*r.find("compress"));
+    diag << "unknown all-reduce compression '" << *compress
+         << "' (expected none, bf16 or fp16)";
+    attachDidYouMean(diag, *compress, types);
+    return false;
+  }
+  choice.allReduce = *allReduce;
+  choice.compress = *compress;
+  return true;
+}
+
 meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
                          OpBuilder &b, int64_t metaBatch, AutoPlan &automatic,
-                         bool &failed) {
+                         CommunicationChoice &communication, bool &failed) {
   failed = true;
   FieldReader r(diags, record.fields, "parallel", record.loc,
-                {"mesh", "micro_batches", "schedule", "auto", "cluster"});
-  if (r.hadError())
+                {"mesh", "micro_batches", "schedule", "auto", "cluster",
+                 "allreduce", "compress"});
+  if (r.hadError() || !readCommunication(r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
   if (const Field *cluster = r.find("cluster")) {
@@ -389,11 +425,12 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
 
   meta::PlanAttr plan;
   AutoPlan automatic;
+  CommunicationChoice communication;
   bool planFailed = false;
   if (const ConfigValue *parallel = recordField(fields, "parallel");
       parallel && metaBatch)
-    plan =
-        buildPlan(*parallel, diags, builder, *metaBatch, automatic, planFailed);
+    plan = buildPlan(*parallel, diags, builder, *metaBatch, automatic,
+                     communication, planFailed);
 
   std::optional<int64_t> checkpointEvery;
   std::optional<std::string> checkpointDir;
@@ -427,6 +464,14 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       train->setAttr("meta.plan_cluster",
                      builder.getStringAttr(automatic.cluster));
   }
+  // Read by meta-select-allreduce when --allreduce / --compress are not
+  // given.
+  if (communication.allReduce != "library")
+    train->setAttr("meta.allreduce",
+                   builder.getStringAttr(communication.allReduce));
+  if (communication.compress != "none")
+    train->setAttr("meta.compress",
+                   builder.getStringAttr(communication.compress));
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

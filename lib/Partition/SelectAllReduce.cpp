@@ -2,6 +2,8 @@
 
 #include "metac/Partition/Passes.h"
 
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 namespace metac::partition {
@@ -14,49 +16,63 @@ using namespace metac;
 
 namespace {
 
+constexpr llvm::StringLiteral kAlgorithm = "metac.allreduce";
+constexpr llvm::StringLiteral kCompress = "metac.compress";
+constexpr int16_t kTensorAxis = 2; // task, data, tensor, pipeline
+
+/// Gradient sums: f32 or f64 sums that do not span the tensor axis (whose
+/// all-reduces add a split layer's partial results).
+bool isCompressible(shard::AllReduceOp op) {
+  Type element = cast<RankedTensorType>(op.getType()).getElementType();
+  return op.getReduction() == shard::ReductionKind::Sum &&
+         (element.isF32() || element.isF64()) &&
+         !llvm::is_contained(op.getGridAxes(), kTensorAxis);
+}
+
 struct SelectAllReduce
     : partition::impl::MetaSelectAllReduceBase<SelectAllReduce> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (algorithm != "library" && algorithm != "ring" && algorithm != "tree" &&
-        algorithm != "hierarchical") {
+    // The command line's choice, else the training program's, else none.
+    std::string chosen = algorithm, wire = compress;
+    getOperation().walk([&](meta::TrainOp train) {
+      if (auto spec = train->getAttrOfType<StringAttr>("meta.allreduce");
+          spec && chosen.empty())
+        chosen = spec.getValue().str();
+      if (auto spec = train->getAttrOfType<StringAttr>("meta.compress");
+          spec && wire.empty())
+        wire = spec.getValue().str();
+    });
+    if (chosen.empty())
+      chosen = "library";
+    if (wire.empty())
+      wire = "none";
+    if (chosen != "library" && chosen != "ring" && chosen != "tree" &&
+        chosen != "hierarchical") {
       getOperation().emitError()
-          << "unknown all-reduce algorithm '" << algorithm
+          << "unknown all-reduce algorithm '" << chosen
           << "' (expected library, ring, tree or hierarchical)";
       return signalPassFailure();
     }
-    if (compress != "none" && compress != "bf16" && compress != "fp16") {
-      getOperation().emitError()
-          << "unknown all-reduce compression '" << compress
-          << "' (expected none, bf16 or fp16)";
+    if (wire != "none" && wire != "bf16" && wire != "fp16") {
+      getOperation().emitError() << "unknown all-reduce compression '" << wire
+                                 << "' (expected none, bf16 or fp16)";
       return signalPassFailure();
     }
-    StringAttr choice = StringAttr::get(&getContext(), algorithm);
-    StringAttr wire = StringAttr::get(&getContext(), compress);
+    StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);
+    StringAttr wireAttr = StringAttr::get(&getContext(), wire);
     getOperation().walk([&](shard::AllReduceOp op) {
-      if (algorithm == "library")
+      if (chosen == "library")
         op->removeAttr(kAlgorithm);
       else
-        op->setAttr(kAlgorithm, choice);
-      if (compress != "none" && isCompressible(op))
-        op->setAttr(kCompress, wire);
+        op->setAttr(kAlgorithm, algorithmAttr);
+      if (wire != "none" && isCompressible(op))
+        op->setAttr(kCompress, wireAttr);
       else
         op->removeAttr(kCompress);
     });
   }
-
-  /// Gradient sums: f32 or f64 sums that do not span the tensor axis.
-  static bool isCompressible(shard::AllReduceOp op) {
-    Type element = cast<RankedTensorType>(op.getType()).getElementType();
-    return op.getReduction() == shard::ReductionKind::Sum &&
-           (element.isF32() || element.isF64()) &&
-           !llvm::is_contained(op.getGridAxes(), kTensorAxis);
-  }
-
-  static constexpr llvm::StringLiteral kAlgorithm = "metac.allreduce";
-  static constexpr llvm::StringLiteral kCompress = "metac.compress";
-  static constexpr int16_t kTensorAxis = 2; // task, data, tensor, pipeline
 };
 
 } // namespace

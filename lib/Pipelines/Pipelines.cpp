@@ -126,8 +126,7 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     bucket.bucketBytes = options.bucketBytes;
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
-  if (after(Phase::Optimized) &&
-      (options.allReduce != "library" || options.compress != "none")) {
+  if (after(Phase::Optimized)) {
     partition::MetaSelectAllReduceOptions select;
     select.algorithm = options.allReduce;
     select.compress = options.compress;

@@ -185,10 +185,11 @@ def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
     after bucketing, so the buckets carry the choices.
   }];
   let options = [
-    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"library\"",
-           "library, ring, tree or hierarchical">,
-    Option<"compress", "compress", "std::string", /*default=*/"\"none\"",
-           "none, bf16 or fp16">,
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"\"",
+           "library, ring, tree or hierarchical (empty: the training "
+           "program's `parallel { allreduce = ... }`, else library)">,
+    Option<"compress", "compress", "std::string", /*default=*/"\"\"",
+           "none, bf16 or fp16 (empty: the program's `compress`, else none)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -57,10 +57,12 @@ struct PipelineOptions {
   /// bucketing off.
   int64_t bucketBytes = 25 << 20;
   /// How all-reduces move their data: library (MPI's or NCCL's choice),
-  /// ring, tree or hierarchical (`metart_all_reduce_algorithm`).
-  std::string allReduce = "library";
-  /// Wire type of gradient all-reduces: none, bf16 or fp16.
-  std::string compress = "none";
+  /// ring, tree or hierarchical (`metart_all_reduce_algorithm`); empty:
+  /// the spec's `parallel { allreduce = ... }`, else library.
+  std::string allReduce;
+  /// Wire type of gradient all-reduces: none, bf16 or fp16; empty: the
+  /// spec's, else none.
+  std::string compress;
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

@@ -54,9 +54,9 @@ struct PlannerOptions {
   /// Bucket size of the optimized phase's merged all-reduces (bytes).
   int64_t bucketBytes = 25 << 20;
   /// All-reduce algorithm of the plans (PipelineOptions::allReduce).
-  std::string allReduce = "library";
+  std::string allReduce;
   /// Wire type of gradient all-reduces (PipelineOptions::compress).
-  std::string compress = "none";
+  std::string compress;
   /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
   int64_t zero = 0;
   /// Up to this many plans, every plan is partitioned and costed exactly;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The communication options on 2, 4 and 8 MPI processes of this machine
+# (bench/matrix/communication.yaml): time per meta-iteration, time in
+# collectives and bytes per meta-iteration for each all-reduce algorithm
+# with and without bf16 compression, the evaluation loss after the same
+# budget, and a straggler. Writes the study and its report to OUT
+# (default bench/out/communication); a rerun keeps finished runs.
+#   bench/communication.sh
+set -euo pipefail
+source "$(dirname "$0")/metac-binary.sh"
+out=${OUT:-$root/bench/out/communication}
+# Nodes of two ranks for --allreduce=hierarchical.
+export METART_RANKS_PER_NODE=2
+"$metac" bench "$root/bench/matrix/communication.yaml" -o "$out" "$@"
+/usr/bin/python3 - "$out" <<'PY'
+import glob, json, os, sys
+rows = []
+for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
+    r = json.load(open(path))
+    if r.get("status") != "ok":
+        continue
+    loss = (r.get("evaluation") or [{}])[-1].get("loss")
+    rows.append((r["study"], r["processes"], r["axes"].get("allreduce", "library"),
+                 r["axes"].get("compress", "none"), r["axes"].get("straggler", "none"),
+                 r["seconds_per_iteration"] * 1e3, r["comm_seconds_per_iteration"] * 1e3,
+                 r["comm_bytes_per_iteration"], loss, r["repetition"]))
+rows.sort()
+print(f"{'study':10} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'straggler':>9} "
+      f"{'ms/it':>8} {'sync ms':>8} {'bytes/it':>9} {'eval loss':>9}")
+for s, n, a, c, st, t, sync, b, loss, rep in rows:
+    shown = f"{loss:9.4f}" if loss is not None else f"{'—':>9}"
+    print(f"{s:10} {n:5} {a:>12} {c:>8} {st:>9} {t:8.3f} {sync:8.3f} {b:9.0f} {shown}")
+PY
