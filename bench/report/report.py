@@ -321,7 +321,8 @@ def pareto(directory, study, points):
         if kind and q is not None and t is not None and mem is not None:
             rows.append((p, kind, q, t, mem))
     kinds = {r[1] for r in rows}
-    if len(rows) < 2 or len(kinds) != 1:
+    # A front needs points to choose between.
+    if len(rows) < 3 or len(kinds) != 1:
         return None
     kind = kinds.pop()
     higher = kind == "accuracy"

@@ -41,7 +41,7 @@ def main():
         if width < 300 or height < 200:
             print(f"check_report: {plot} is too small", file=sys.stderr)
             return 1
-        if fraction < 0.002:
+        if fraction < 0.0005:
             print(f"check_report: {plot} has an empty plot area", file=sys.stderr)
             return 1
     print(f"check_report: {len(plots)} plots ok")
