@@ -160,9 +160,9 @@ typedef struct metart_train_options {
    *  suffix. Device backends synchronise after each call, as profiling. */
   const char *trace_path;
   /** A straggler for tests and benchmarks: when `slow_factor` > 1, world
-   *  rank `slow_rank` sleeps after each meta-iteration's step for
-   *  (slow_factor - 1) times the step's time, as a slower device would
-   *  take; the other ranks wait for it in their next collective. */
+   *  rank `slow_rank` starts each meta-iteration's step late by
+   *  (slow_factor - 1) times its previous step's time, as a slower device
+   *  would; the other ranks wait for it in the step's collectives. */
   int64_t slow_rank;
   double slow_factor;
 } metart_train_options;

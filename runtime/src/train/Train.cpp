@@ -492,6 +492,7 @@ metart_status Trainer::run(metart_train_result &result) {
   double elapsed = 0, lossValue = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
+  std::chrono::steady_clock::duration lastStep{};
   for (int64_t it = start; it < total; ++it) {
     // The profile covers the timed iterations (after the first).
     context->profile.enable(options.profile && it > start);
@@ -500,15 +501,17 @@ metart_status Trainer::run(metart_train_result &result) {
     if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
                             hostBatch, localBatch)))
       break;
+    // A straggler computes slower: it starts its step late by (factor - 1)
+    // times its last step, so the others wait in the step's collectives.
+    if (options.slow_factor > 1 && metart_world_rank() == options.slow_rank)
+      std::this_thread::sleep_for(lastStep * (options.slow_factor - 1));
     auto stepBegin = std::chrono::steady_clock::now();
     std::string stepError;
     metart_status stepStatus =
         runner.run(inputs.data(), outputs.data(), stepError);
     auto stepEnd = std::chrono::steady_clock::now();
+    lastStep = stepEnd - stepBegin;
     metart::trace::record("step", 0, 0, stepBegin, stepEnd);
-    if (options.slow_factor > 1 && metart_world_rank() == options.slow_rank)
-      std::this_thread::sleep_for((stepEnd - stepBegin) *
-                                  (options.slow_factor - 1));
     if (stepStatus) {
       status = fail(stepStatus, "meta-iteration %lld failed: %s",
                     static_cast<long long>(it), stepError.c_str());
