@@ -62,6 +62,13 @@ struct SelectAllReduce
     }
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);
     StringAttr wireAttr = StringAttr::get(&getContext(), wire);
+    // Reduce-scatters (ZeRO-2's gradients) go around the ring too.
+    getOperation().walk([&](shard::ReduceScatterOp op) {
+      if (chosen == "library")
+        op->removeAttr(kAlgorithm);
+      else
+        op->setAttr(kAlgorithm, algorithmAttr);
+    });
     getOperation().walk([&](shard::AllReduceOp op) {
       if (chosen == "library")
         op->removeAttr(kAlgorithm);

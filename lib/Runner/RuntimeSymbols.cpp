@@ -15,6 +15,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_all_reduce", reinterpret_cast<void *>(&metart_all_reduce)},
       {"metart_all_reduce_algorithm",
        reinterpret_cast<void *>(&metart_all_reduce_algorithm)},
+      {"metart_reduce_scatter_algorithm",
+       reinterpret_cast<void *>(&metart_reduce_scatter_algorithm)},
       {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},
       {"metart_reduce_scatter",
        reinterpret_cast<void *>(&metart_reduce_scatter)},

@@ -90,7 +90,8 @@ int main(int argc, char **argv) {
       {"all_reduce", METART_ALLREDUCE_TREE},
       {"all_reduce", METART_ALLREDUCE_HIERARCHICAL},
       {"all_gather", METART_ALLREDUCE_LIBRARY},
-      {"reduce_scatter", METART_ALLREDUCE_LIBRARY}};
+      {"reduce_scatter", METART_ALLREDUCE_LIBRARY},
+      {"reduce_scatter", METART_ALLREDUCE_RING}};
   if (rank == 0)
     std::printf("# %lld ranks; time: slowest rank's mean; busbw as "
                 "nccl-tests\n%-15s %-13s %12s %12s %10s %10s\n",
@@ -118,8 +119,9 @@ int main(int argc, char **argv) {
         else if (std::strcmp(collective.name, "all_gather") == 0)
           s = metart_all_gather(c, &piece, &out, 1, 0);
         else
-          s = metart_reduce_scatter(c, &whole, &pieceOut, 1, 0,
-                                    METART_REDUCE_SUM);
+          s = metart_reduce_scatter_algorithm(c, &whole, &pieceOut, 1, 0,
+                                              METART_REDUCE_SUM,
+                                              collective.algorithm);
         if (s != METART_OK)
           fail(c, collective.name);
       };

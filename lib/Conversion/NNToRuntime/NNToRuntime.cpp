@@ -785,6 +785,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       emit.i64(o.getSliceAxis().getSExtValue())}));
           })
           .Case([&](shard::ReduceScatterOp o) {
+            if (auto algorithm =
+                    o->getAttrOfType<StringAttr>("metac.allreduce"))
+              return std::make_pair(
+                  StringRef("metart_reduce_scatter_algorithm"),
+                  args({ctx, operand(o.getInput()), result(o),
+                        emit.i32(axesMask(o.getGridAxes())),
+                        emit.i64(o.getScatterAxis().getSExtValue()),
+                        emit.i32(reductionCode(o.getReduction())),
+                        emit.i32(allReduceAlgorithmCode(algorithm))}));
             return std::make_pair(
                 StringRef("metart_reduce_scatter"),
                 args({ctx, operand(o.getInput()), result(o),

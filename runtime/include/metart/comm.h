@@ -141,6 +141,12 @@ metart_status metart_all_slice(metart_context *c, const metart_tensor *x,
 metart_status metart_reduce_scatter(metart_context *c, const metart_tensor *x,
                                     const metart_tensor *y, int32_t axes_mask,
                                     int64_t dim, int32_t reduction);
+/* metart_reduce_scatter by `algorithm` (a metart_allreduce_algorithm): on
+   MPI every algorithm but LIBRARY reduce-scatters around a ring (n - 1
+   steps of 1/n of the buffer); NCCL chooses for itself. */
+metart_status metart_reduce_scatter_algorithm(
+    metart_context *c, const metart_tensor *x, const metart_tensor *y,
+    int32_t axes_mask, int64_t dim, int32_t reduction, int32_t algorithm);
 /* y = root's x (root = group rank). */
 metart_status metart_broadcast(metart_context *c, const metart_tensor *x,
                                const metart_tensor *y, int32_t axes_mask,

@@ -76,17 +76,19 @@ struct Blocks {
 
 int64_t modulo(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 
-/// After it, this rank holds the reduction of block (rank + 1) mod size.
+/// After it, this rank holds the reduction of block (rank + 1 + shift) mod
+/// size.
 KernelStatus ringReduceScatter(MPI_Comm group, char *data, const Blocks &b,
                                metart_dtype dtype, Reduction reduction,
-                               std::vector<char> &scratch) {
+                               std::vector<char> &scratch, int shift = 0) {
   int rank = 0, size = 1;
   MPI_Comm_rank(group, &rank);
   MPI_Comm_size(group, &size);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   scratch.resize(b.bytes(0));
   for (int step = 0; step < size - 1; ++step) {
-    int64_t out = modulo(rank - step, size), in = modulo(rank - step - 1, size);
+    int64_t out = modulo(rank - step + shift, size),
+            in = modulo(rank - step - 1 + shift, size);
     if (KernelStatus s =
             exchange(group, data + b.offsetBytes(out), b.bytes(out), right,
                      scratch.data(), b.bytes(in), left);
@@ -150,6 +152,19 @@ KernelStatus metart::comm::ringAllReduce(MPI_Comm group, void *data,
       s.failed())
     return s;
   return ringAllGather(group, bytes, blocks);
+}
+
+KernelStatus metart::comm::ringReduceScatterToRank(MPI_Comm group, void *data,
+                                                   int64_t countPerRank,
+                                                   metart_dtype dtype,
+                                                   Reduction reduction,
+                                                   std::vector<char> &scratch) {
+  int size = 1;
+  MPI_Comm_size(group, &size);
+  Blocks blocks{countPerRank * size, size,
+                static_cast<int64_t>(dtypeSize(dtype))};
+  return ringReduceScatter(group, static_cast<char *>(data), blocks, dtype,
+                           reduction, scratch, /*shift=*/-1);
 }
 
 KernelStatus metart::comm::treeAllReduce(MPI_Comm group, void *data,

@@ -41,6 +41,13 @@ void combine(metart_dtype dtype, Reduction reduction, const void *in,
 KernelStatus ringAllReduce(MPI_Comm group, void *data, int64_t count,
                            metart_dtype dtype, Reduction reduction,
                            std::vector<char> &scratch);
+/// Reduce-scatter around a ring, in place on `data` (`countPerRank`
+/// elements per group rank, in group order): afterwards this rank's block
+/// holds the reduction of every rank's block.
+KernelStatus ringReduceScatterToRank(MPI_Comm group, void *data,
+                                     int64_t countPerRank, metart_dtype dtype,
+                                     Reduction reduction,
+                                     std::vector<char> &scratch);
 KernelStatus treeAllReduce(MPI_Comm group, void *data, int64_t count,
                            metart_dtype dtype, Reduction reduction,
                            std::vector<char> &scratch);

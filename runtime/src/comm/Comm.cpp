@@ -300,7 +300,16 @@ extern "C" metart_status metart_reduce_scatter(metart_context *c,
                                                const metart_tensor *y,
                                                int32_t axes_mask, int64_t dim,
                                                int32_t reduction) {
-  Checker check(c, "metart_reduce_scatter");
+  return metart_reduce_scatter_algorithm(c, x, y, axes_mask, dim, reduction,
+                                         METART_ALLREDUCE_LIBRARY);
+}
+
+extern "C" metart_status metart_reduce_scatter_algorithm(
+    metart_context *c, const metart_tensor *x, const metart_tensor *y,
+    int32_t axes_mask, int64_t dim, int32_t reduction, int32_t algorithm) {
+  Checker check(c, algorithm == METART_ALLREDUCE_LIBRARY
+                       ? "metart_reduce_scatter"
+                       : "metart_reduce_scatter_algorithm");
   int64_t rank = 0, size = 1;
   if (operands(check, x, y) && groupOf(check, c, axes_mask, rank, size) &&
       dimensionOf(check, "x", *x, dim)) {
@@ -310,6 +319,9 @@ extern "C" metart_status metart_reduce_scatter(metart_context *c,
     else if (check.shape("y", *y, scaledShape(*x, dim, size, true)) &&
              reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
       check.invalid("unknown reduction ", reduction);
+    else if (algorithm < METART_ALLREDUCE_LIBRARY ||
+             algorithm > METART_ALLREDUCE_HIERARCHICAL)
+      check.invalid("unknown reduce-scatter algorithm ", algorithm);
   }
   if (check.ok() && size > 1 && x->data == y->data)
     check.invalid("y may not be x when the group has more than one rank");
@@ -321,9 +333,10 @@ extern "C" metart_status metart_reduce_scatter(metart_context *c,
         int64_t outer = 0, inner = 0;
         blocksOf(*x, dim, size, outer, inner);
         auto r = static_cast<Reduction>(reduction);
+        auto how = static_cast<AllReduceAlgorithm>(algorithm);
         if (outer == 1)
-          return t->reduceScatter(axes_mask, x->data, y->data, numElements(*y),
-                                  dtypeOf(*x), r);
+          return t->reduceScatterWith(axes_mask, x->data, y->data,
+                                      numElements(*y), dtypeOf(*x), r, how);
         // x is [outer, size, inner]; the transport scatters [size, outer,
         // inner].
         Temporary grouped(c);
@@ -334,8 +347,8 @@ extern "C" metart_status metart_reduce_scatter(metart_context *c,
                            inner * dtypeSize(x->dtype));
             s.failed())
           return s;
-        return t->reduceScatter(axes_mask, grouped.data, y->data,
-                                numElements(*y), dtypeOf(*x), r);
+        return t->reduceScatterWith(axes_mask, grouped.data, y->data,
+                                    numElements(*y), dtypeOf(*x), r, how);
       });
 }
 

@@ -58,6 +58,14 @@ public:
   virtual KernelStatus reduceScatter(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype,
                                      Reduction reduction) = 0;
+  /// A reduce-scatter by the given algorithm (ring for any but the
+  /// library's); a transport that chooses its own runs `reduceScatter`.
+  virtual KernelStatus reduceScatterWith(int mask, const void *x, void *y,
+                                         int64_t count, metart_dtype dtype,
+                                         Reduction reduction,
+                                         AllReduceAlgorithm) {
+    return reduceScatter(mask, x, y, count, dtype, reduction);
+  }
   /// `y` becomes the root's `y`.
   virtual KernelStatus broadcast(int mask, void *y, int64_t count,
                                  metart_dtype dtype, int root) = 0;

@@ -200,6 +200,34 @@ KernelStatus MpiTransport::allReduceWith(int mask, const void *x, void *y,
   return unstage(y, out, bytes);
 }
 
+KernelStatus MpiTransport::reduceScatterWith(int mask, const void *x, void *y,
+                                             int64_t count, metart_dtype dtype,
+                                             Reduction reduction,
+                                             AllReduceAlgorithm algorithm) {
+  if (algorithm == AllReduceAlgorithm::Library)
+    return reduceScatter(mask, x, y, count, dtype, reduction);
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(groups[mask], &rank);
+  MPI_Comm_size(groups[mask], &size);
+  size_t bytes = count * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes * size, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  // The ring works in place on the whole buffer; x is the caller's.
+  whole.assign(static_cast<const char *>(in),
+               static_cast<const char *>(in) + bytes * size);
+  if (KernelStatus s = ringReduceScatterToRank(
+          groups[mask], whole.data(), count, dtype, reduction, scratch);
+      s.failed())
+    return s;
+  std::memcpy(out, whole.data() + bytes * rank, bytes);
+  return unstage(y, out, bytes);
+}
+
 KernelStatus MpiTransport::splitNodes(int mask, bool &usable) {
   if (nodesSplit[mask]) {
     usable = nodesUsable[mask];

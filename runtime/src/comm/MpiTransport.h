@@ -41,6 +41,10 @@ public:
                          metart_dtype dtype) override;
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
                              metart_dtype dtype, Reduction reduction) override;
+  KernelStatus reduceScatterWith(int mask, const void *x, void *y,
+                                 int64_t count, metart_dtype dtype,
+                                 Reduction reduction,
+                                 AllReduceAlgorithm algorithm) override;
   KernelStatus broadcast(int mask, void *y, int64_t count, metart_dtype dtype,
                          int root) override;
   KernelStatus send(int mask, const void *x, int64_t count, metart_dtype dtype,
@@ -77,7 +81,7 @@ private:
   MPI_Comm groups[kNumMasks];
   MPI_Comm nodeGroups[kNumMasks], crossGroups[kNumMasks];
   bool nodesSplit[kNumMasks] = {}, nodesUsable[kNumMasks] = {};
-  std::vector<char> stagedIn, stagedOut, scratch;
+  std::vector<char> stagedIn, stagedOut, scratch, whole;
 };
 
 } // namespace metart::comm

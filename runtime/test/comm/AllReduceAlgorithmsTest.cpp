@@ -174,6 +174,44 @@ TEST(AllReduceAlgorithms, RejectsWhatItCannotCompress) {
             METART_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(AllReduceAlgorithms, RingReduceScatterAlongEachDimension) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size(), position = 0;
+      ASSERT_EQ(metart_comm_group(c, mask, &position, nullptr), METART_OK);
+      for (int32_t dtype : {METART_F32, METART_F64, METART_I64, METART_BF16})
+        for (int64_t dim : {0, 1})
+          for (int32_t reduction : {METART_REDUCE_SUM, METART_REDUCE_MAX}) {
+            std::vector<int64_t> xShape = {dim == 0 ? 2 * n : 2,
+                                           dim == 1 ? 3 * n : 3};
+            HostTensor x(xShape, dtype), y({2, 3}, dtype);
+            x.fillInput(metart_world_rank());
+            ASSERT_EQ(metart_reduce_scatter_algorithm(c, &x.t, &y.t, mask, dim,
+                                                      reduction,
+                                                      METART_ALLREDUCE_RING),
+                      METART_OK)
+                << metart_context_last_error(c);
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                int64_t xi = dim == 0 ? position * 2 + i : i;
+                int64_t xj = dim == 1 ? position * 3 + j : j;
+                int64_t e = xi * xShape[1] + xj;
+                double expected = reduction == METART_REDUCE_SUM ? 0 : -1e9;
+                for (int64_t r : group)
+                  expected = reduction == METART_REDUCE_SUM
+                                 ? expected + inputValue(r, e)
+                                 : std::max(expected, inputValue(r, e));
+                EXPECT_EQ(y.get(i * 3 + j), expected)
+                    << meshName(mesh) << ", mask " << mask << ", dtype "
+                    << dtype << ", dim " << dim;
+              }
+          }
+    }
+  }
+}
+
 TEST(AllReduceAlgorithms, RejectsAnUnknownAlgorithm) {
   Context c;
   HostTensor x({4}, METART_F32);
