@@ -26,6 +26,10 @@ target_include_directories(metart PRIVATE ${METART_DATA_ROOT}/src)
 find_package(ZLIB REQUIRED)
 find_package(PNG REQUIRED)
 target_link_libraries(metart PRIVATE PNG::PNG ZLIB::ZLIB)
+# Safetensors headers are read with nlohmann-json (header-only; Debian's
+# nlohmann-json3-dev, installed by scripts/setup.sh).
+find_package(nlohmann_json 3 REQUIRED)
+target_link_libraries(metart PRIVATE nlohmann_json::nlohmann_json)
 # Executables link libmetart.a by hand (lib/Runner): they need both too.
 get_property(METART_LINK_FLAGS TARGET metart PROPERTY METART_LINK_FLAGS)
 string(JOIN "|" METART_DATA_LINK_FLAGS ${PNG_LIBRARIES} ${ZLIB_LIBRARIES})

@@ -7,7 +7,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
   libclang-rt-22-dev cmake ninja-build ccache python3 python3-torch
   libgtest-dev libopenmpi-dev openmpi-bin libopenblas-dev
-  dataset-fashion-mnist libpng-dev zlib1g-dev libdnnl-dev
+  dataset-fashion-mnist libpng-dev zlib1g-dev libdnnl-dev nlohmann-json3-dev
 )
 
 missing=()

@@ -1,12 +1,14 @@
 //===- Json.cpp - the JSON of safetensors headers -------------------------===//
 //
-// A recursive-descent reader over a string view, bounded in depth so that a
-// corrupt header of nested brackets cannot exhaust the stack, and the
-// escaping of strings for writers.
+// Headers are read with nlohmann-json (SAX events into JsonValue, bounded
+// in depth so that a corrupt header of nested brackets cannot exhaust the
+// stack); writers escape strings as serde_json does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "io/Json.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <tuple>
@@ -155,243 +157,100 @@ void metart::io::appendJsonString(std::string &out, std::string_view text) {
 
 namespace {
 
-/// Reads one value from a string view; the first error stops it.
-class Parser {
+/// Builds JsonValues from nlohmann-json's SAX events: members stay in file
+/// order with duplicate keys (the reader decides about them), numbers keep
+/// their text, and nesting is bounded so that a header of brackets cannot
+/// exhaust the stack.
+class Builder final : public nlohmann::json_sax<nlohmann::json> {
 public:
-  Parser(std::string_view text, std::string &error)
-      : text(text), error(error) {}
+  explicit Builder(std::string &error) : error(error) {}
 
-  std::optional<JsonValue> parseDocument() {
-    JsonValue value;
-    if (!parseValue(value, 0))
-      return std::nullopt;
-    skipWhitespace();
-    if (pos != text.size()) {
-      fail("unexpected text after the JSON value");
-      return std::nullopt;
-    }
-    return value;
+  JsonValue root;
+
+  bool null() override { return add(JsonValue::Kind::Null); }
+  bool boolean(bool value) override {
+    JsonValue *v = add(JsonValue::Kind::Bool);
+    v->boolean = value;
+    return true;
   }
-
-private:
-  /// Records `message` at the current offset; returns false.
-  bool fail(const std::string &message) {
-    error = message + " at byte " + std::to_string(pos);
+  bool number_integer(number_integer_t value) override {
+    return number(std::to_string(value));
+  }
+  bool number_unsigned(number_unsigned_t value) override {
+    return number(std::to_string(value));
+  }
+  bool number_float(number_float_t, const string_t &text) override {
+    return number(text);
+  }
+  bool string(string_t &value) override {
+    add(JsonValue::Kind::String)->text = std::move(value);
+    return true;
+  }
+  bool binary(binary_t &) override { return false; } // not in JSON text
+  bool start_object(std::size_t) override {
+    return open(JsonValue::Kind::Object);
+  }
+  bool key(string_t &name) override {
+    pendingKey = std::move(name);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override {
+    return open(JsonValue::Kind::Array);
+  }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string &,
+                   const nlohmann::detail::exception &e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 8:
+    // syntax error while parsing object - ..." -> the part after ": ".
+    std::string what = e.what();
+    size_t colon = what.find(": ");
+    error = (colon == std::string::npos ? what : what.substr(colon + 2)) +
+            " at byte " + std::to_string(position > 0 ? position - 1 : 0);
     return false;
   }
 
-  bool atEnd() const { return pos >= text.size(); }
-  char peek() const { return text[pos]; }
-
-  void skipWhitespace() {
-    while (!atEnd() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
-                        peek() == '\r'))
-      ++pos;
-  }
-
-  bool consume(char c) {
-    if (atEnd() || peek() != c)
-      return false;
-    ++pos;
-    return true;
-  }
-
-  bool expect(char c) {
-    return consume(c) || fail(std::string("expected '") + c + "'");
-  }
-
-  bool parseValue(JsonValue &value, int depth) {
-    skipWhitespace();
-    if (atEnd())
-      return fail("unexpected end of the text");
-    char c = peek();
-    if (c == '{' || c == '[') {
-      if (depth >= kMaxDepth)
-        return fail("arrays and objects nested too deeply");
-      return c == '{' ? parseObject(value, depth) : parseArray(value, depth);
-    }
-    if (c == '"') {
-      value.kind = JsonValue::Kind::String;
-      return parseString(value.text);
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return parseNumber(value);
-    return parseLiteral(value);
-  }
-
-  bool parseLiteral(JsonValue &value) {
-    for (auto [word, kind, boolean] :
-         {std::tuple("true", JsonValue::Kind::Bool, true),
-          std::tuple("false", JsonValue::Kind::Bool, false),
-          std::tuple("null", JsonValue::Kind::Null, false)}) {
-      std::string_view literal(word);
-      if (text.substr(pos, literal.size()) == literal) {
-        pos += literal.size();
-        value.kind = kind;
-        value.boolean = boolean;
-        return true;
+private:
+  /// A new value where the parser is: the root, an array's next item, or
+  /// the member of the pending key.
+  JsonValue *add(JsonValue::Kind kind) {
+    JsonValue *v = &root;
+    if (!containers.empty()) {
+      JsonValue &parent = *containers.back();
+      if (parent.kind == JsonValue::Kind::Array) {
+        parent.items.emplace_back();
+        v = &parent.items.back();
+      } else {
+        parent.members.emplace_back(std::move(pendingKey), JsonValue());
+        v = &parent.members.back().second;
       }
     }
-    return fail("invalid JSON value");
+    v->kind = kind;
+    return v;
   }
-
-  bool parseObject(JsonValue &value, int depth) {
-    value.kind = JsonValue::Kind::Object;
-    ++pos;
-    skipWhitespace();
-    if (consume('}'))
-      return true;
-    do {
-      skipWhitespace();
-      std::string key;
-      if (atEnd() || peek() != '"')
-        return fail("expected a string key");
-      if (!parseString(key))
-        return false;
-      skipWhitespace();
-      if (!expect(':'))
-        return false;
-      JsonValue member;
-      if (!parseValue(member, depth + 1))
-        return false;
-      value.members.emplace_back(std::move(key), std::move(member));
-      skipWhitespace();
-    } while (consume(','));
-    return expect('}');
+  bool number(std::string text) {
+    add(JsonValue::Kind::Number)->text = std::move(text);
+    return true;
   }
-
-  bool parseArray(JsonValue &value, int depth) {
-    value.kind = JsonValue::Kind::Array;
-    ++pos;
-    skipWhitespace();
-    if (consume(']'))
-      return true;
-    do {
-      JsonValue item;
-      if (!parseValue(item, depth + 1))
-        return false;
-      value.items.push_back(std::move(item));
-      skipWhitespace();
-    } while (consume(','));
-    return expect(']');
-  }
-
-  bool parseDigits() {
-    size_t start = pos;
-    while (!atEnd() && peek() >= '0' && peek() <= '9')
-      ++pos;
-    return pos != start || fail("expected a digit");
-  }
-
-  bool parseNumber(JsonValue &value) {
-    size_t start = pos;
-    consume('-');
-    if (!consume('0') && !parseDigits())
+  bool open(JsonValue::Kind kind) {
+    if (containers.size() >= kMaxDepth) {
+      error =
+          "arrays and objects nested deeper than " + std::to_string(kMaxDepth);
       return false;
-    if (consume('.') && !parseDigits())
-      return false;
-    if (consume('e') || consume('E')) {
-      if (!consume('+'))
-        consume('-');
-      if (!parseDigits())
-        return false;
     }
-    value.kind = JsonValue::Kind::Number;
-    value.text = std::string(text.substr(start, pos - start));
+    containers.push_back(add(kind));
+    return true;
+  }
+  bool close() {
+    containers.pop_back();
     return true;
   }
 
-  /// Reads four hex digits of a \u escape.
-  bool parseHex4(uint32_t &code) {
-    if (text.size() - pos < 4)
-      return fail("truncated \\u escape");
-    code = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = text[pos++];
-      uint32_t digit;
-      if (c >= '0' && c <= '9')
-        digit = static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        digit = static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        digit = static_cast<uint32_t>(c - 'A' + 10);
-      else
-        return fail("invalid hex digit in a \\u escape");
-      code = code * 16 + digit;
-    }
-    return true;
-  }
-
-  bool parseEscape(std::string &out) {
-    if (atEnd())
-      return fail("unterminated string");
-    char c = text[pos++];
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-      out += c;
-      return true;
-    case 'b':
-      out += '\b';
-      return true;
-    case 'f':
-      out += '\f';
-      return true;
-    case 'n':
-      out += '\n';
-      return true;
-    case 'r':
-      out += '\r';
-      return true;
-    case 't':
-      out += '\t';
-      return true;
-    case 'u':
-      break;
-    default:
-      --pos;
-      return fail("invalid escape in a string");
-    }
-    uint32_t code = 0;
-    if (!parseHex4(code))
-      return false;
-    if (code >= 0xDC00 && code <= 0xDFFF)
-      return fail("unpaired surrogate in a \\u escape");
-    if (code >= 0xD800 && code <= 0xDBFF) {
-      uint32_t low = 0;
-      if (!consume('\\') || !consume('u') || !parseHex4(low) || low < 0xDC00 ||
-          low > 0xDFFF)
-        return fail("unpaired surrogate in a \\u escape");
-      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-    }
-    appendUtf8(out, code);
-    return true;
-  }
-
-  bool parseString(std::string &out) {
-    ++pos;
-    while (true) {
-      if (atEnd())
-        return fail("unterminated string");
-      char c = text[pos];
-      if (c == '"') {
-        ++pos;
-        return true;
-      }
-      if (static_cast<uint8_t>(c) < 0x20)
-        return fail("control character in a string");
-      ++pos;
-      if (c != '\\')
-        out += c;
-      else if (!parseEscape(out))
-        return false;
-    }
-  }
-
-  std::string_view text;
   std::string &error;
-  size_t pos = 0;
+  std::string pendingKey;
+  /// The arrays and objects being filled, innermost last (their storage
+  /// does not move: a parent gains no item while a child is open).
+  std::vector<JsonValue *> containers;
 };
 
 } // namespace
@@ -402,5 +261,8 @@ std::optional<JsonValue> metart::io::parseJson(std::string_view text,
     error = "the text is not valid UTF-8";
     return std::nullopt;
   }
-  return Parser(text, error).parseDocument();
+  Builder builder(error);
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &builder))
+    return std::nullopt;
+  return std::move(builder.root);
 }

@@ -1,9 +1,9 @@
 //===- Json.h - the JSON of safetensors headers -----------------*- C++ -*-===//
 //
-// A small JSON reader (RFC 8259, without limits beyond a nesting depth) and
-// the string escaping a writer needs: enough for safetensors headers, with
-// no external library. Numbers keep their text; a header only ever needs
-// them as non-negative integers.
+// The JSON of safetensors headers: a reader (nlohmann-json underneath,
+// RFC 8259, nesting bounded) into a value that keeps members in file order,
+// and the string escaping a writer needs. Numbers keep their text; a
+// header only ever needs them as non-negative integers.
 //
 //===----------------------------------------------------------------------===//
 

@@ -78,29 +78,34 @@ TEST_F(CorruptFile, HeaderLengthBeyondTheFile) {
 }
 
 TEST_F(CorruptFile, HeaderIsNotJson) {
+  // nlohmann-json's messages, with the byte where reading stopped.
+  const std::string prefix = "the header is not valid JSON: ";
   expectError(rawSafetensors("garbage!"),
-              "the header is not valid JSON: invalid JSON value at byte 0");
+              prefix + "syntax error while parsing value - invalid literal; "
+                       "last read: 'g' at byte 0");
   expectError(rawSafetensors(""),
-              "the header is not valid JSON: unexpected end of the text at "
-              "byte 0");
+              prefix + "syntax error while parsing value - unexpected end of "
+                       "input; expected '[', '{', or a literal at byte 0");
   expectError(rawSafetensors("{\"t\":{}"),
-              "the header is not valid JSON: expected '}' at byte 7");
-  expectError(rawSafetensors("{} x"), "the header is not valid JSON: "
-                                      "unexpected text after the JSON value "
-                                      "at byte 3");
+              prefix + "syntax error while parsing object - unexpected end "
+                       "of input; expected '}' at byte 7");
+  expectError(rawSafetensors("{} x"),
+              prefix + "syntax error while parsing value - invalid literal; "
+                       "last read: '{} x'; expected end of input at byte 3");
   expectError(rawSafetensors("{\"a\xff\":1}"),
-              "the header is not valid JSON: the text is not valid UTF-8");
+              prefix + "the text is not valid UTF-8");
   expectError(rawSafetensors("{\"\\ud800\":1}"),
-              "the header is not valid JSON: unpaired surrogate in a \\u "
-              "escape at byte 8");
+              prefix + "syntax error while parsing object key - invalid "
+                       "string: surrogate U+D800..U+DBFF must be followed by "
+                       "U+DC00..U+DFFF; last read: '\"\\ud800\"'; expected "
+                       "string literal at byte 8");
   expectError(rawSafetensors(std::string(100000, '[')),
-              "the header is not valid JSON: arrays and objects nested too "
-              "deeply at byte 64");
+              prefix + "arrays and objects nested deeper than 64");
   expectError(rawSafetensors("[]"),
               "the header is an array, not a JSON object");
   expectError(rawSafetensors(std::string("{\0}", 3)),
-              "the header is not valid JSON: expected a string key at byte "
-              "1");
+              prefix + "syntax error while parsing object key - unexpected "
+                       "end of input; expected string literal at byte 1");
 }
 
 TEST_F(CorruptFile, MalformedTensorEntries) {
