@@ -9,6 +9,7 @@
 
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
+#include "metac/Frontend/Resolve.h"
 #include "metac/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -38,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   metac::frontend::SourceDiagnostics diags(&context, "fuzz.meta");
   metac::frontend::Parser parser(spec, diags);
   metac::frontend::Module ast = parser.parseModule();
-  if (diags.getErrorCount())
+  if (diags.getErrorCount() ||
+      failed(metac::frontend::resolveConstants(ast, diags)))
     return 0;
   OwningOpRef<ModuleOp> module = metac::frontend::generateMLIR(ast, diags, ".");
   if (!module) {
