@@ -76,6 +76,15 @@ struct Blocks {
 
 int64_t modulo(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 
+/// Every rank checks the largest message before the first one, so that all
+/// fail together instead of some waiting for a peer that gave up.
+KernelStatus checkLargest(const Blocks &b) {
+  if (b.bytes(0) <= INT_MAX)
+    return KernelStatus::ok();
+  return {METART_ERROR_UNSUPPORTED,
+          "more than 2^31 - 1 bytes in one MPI message"};
+}
+
 /// After it, this rank holds the reduction of block (rank + 1 + shift) mod
 /// size.
 KernelStatus ringReduceScatter(MPI_Comm group, char *data, const Blocks &b,
@@ -147,6 +156,8 @@ KernelStatus metart::comm::ringAllReduce(MPI_Comm group, void *data,
   MPI_Comm_size(group, &size);
   Blocks blocks{count, size, static_cast<int64_t>(dtypeSize(dtype))};
   char *bytes = static_cast<char *>(data);
+  if (KernelStatus s = checkLargest(blocks); s.failed())
+    return s;
   if (KernelStatus s =
           ringReduceScatter(group, bytes, blocks, dtype, reduction, scratch);
       s.failed())
@@ -163,6 +174,8 @@ KernelStatus metart::comm::ringReduceScatterToRank(MPI_Comm group, void *data,
   MPI_Comm_size(group, &size);
   Blocks blocks{countPerRank * size, size,
                 static_cast<int64_t>(dtypeSize(dtype))};
+  if (KernelStatus s = checkLargest(blocks); s.failed())
+    return s;
   return ringReduceScatter(group, static_cast<char *>(data), blocks, dtype,
                            reduction, scratch, /*shift=*/-1);
 }
@@ -227,6 +240,9 @@ KernelStatus metart::comm::hierarchicalAllReduce(MPI_Comm node, MPI_Comm cross,
   MPI_Comm_rank(node, &nodeRank);
   Blocks blocks{count, nodeSize, static_cast<int64_t>(dtypeSize(dtype))};
   char *bytes = static_cast<char *>(data);
+  // The node's blocks bound every message, the cross rings' included.
+  if (KernelStatus s = checkLargest(blocks); s.failed())
+    return s;
   if (nodeSize > 1)
     if (KernelStatus s =
             ringReduceScatter(node, bytes, blocks, dtype, reduction, scratch);
