@@ -1,5 +1,6 @@
 //===- Environment.cpp - the machine and software of a benchmark ----------===//
 
+#include "metac/Bench/HostInfo.h"
 #include "metac/Bench/Process.h"
 #include "metac/Bench/RunRecord.h"
 
@@ -16,22 +17,6 @@ using namespace metac::bench;
 namespace json = llvm::json;
 
 namespace {
-
-/// The value after `key` and a colon on a line of `file` (/proc/cpuinfo's
-/// "model name", /proc/meminfo's "MemTotal").
-std::string fieldOf(llvm::StringRef file, llvm::StringRef key) {
-  auto buffer = llvm::MemoryBuffer::getFileAsStream(file);
-  if (!buffer)
-    return "";
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*buffer)->getBuffer().split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    auto [name, value] = line.split(':');
-    if (name.trim() == key)
-      return value.trim().str();
-  }
-  return "";
-}
 
 std::string osName() {
   auto buffer = llvm::MemoryBuffer::getFileAsStream("/etc/os-release");
@@ -51,13 +36,27 @@ json::Value orNull(const std::optional<std::string> &text) {
 
 } // namespace
 
+std::string metac::bench::procField(llvm::StringRef path, llvm::StringRef key) {
+  auto buffer = llvm::MemoryBuffer::getFileAsStream(path);
+  if (!buffer)
+    return "";
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    auto [name, value] = line.split(':');
+    if (name.trim() == key)
+      return value.trim().str();
+  }
+  return "";
+}
+
 json::Object metac::bench::describeEnvironment() {
   json::Object env;
-  env["cpu_model"] = fieldOf("/proc/cpuinfo", "model name");
+  env["cpu_model"] = procField("/proc/cpuinfo", "model name");
   env["logical_cores"] =
       static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t memoryKiB = 0;
-  (void)llvm::StringRef(fieldOf("/proc/meminfo", "MemTotal"))
+  (void)llvm::StringRef(procField("/proc/meminfo", "MemTotal"))
       .split(' ')
       .first.getAsInteger(10, memoryKiB);
   env["memory_bytes"] = memoryKiB * 1024;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "metac/Calibrate/Calibrate.h"
+#include "metac/Bench/HostInfo.h"
 
 #include "Measurements.h"
 
@@ -84,22 +85,6 @@ Plan metac::calibrate::planFor(bool quick, bool cuda, int64_t loopThreads) {
 
 namespace {
 
-/// The first value of `key` in a `key : value` file such as /proc/cpuinfo.
-std::string procField(const char *path, llvm::StringRef key) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFileAsStream(path);
-  if (!file)
-    return "";
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*file)->getBuffer().split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    auto [name, value] = line.split(':');
-    if (name.trim() == key)
-      return value.trim().str();
-  }
-  return "";
-}
-
 /// What the host offers the ranks, as the runtime sees it.
 struct Host {
   std::string name, cpuModel;
@@ -171,7 +156,7 @@ Host describeHost(int64_t worldSize) {
   char name[256] = {0};
   if (gethostname(name, sizeof(name) - 1) == 0)
     host.name = name;
-  host.cpuModel = procField("/proc/cpuinfo", "model name");
+  host.cpuModel = metac::bench::procField("/proc/cpuinfo", "model name");
   if (host.cpuModel.empty())
     host.cpuModel = "CPU";
   host.onlineCores = std::max(1u, std::thread::hardware_concurrency());
@@ -189,7 +174,7 @@ Host describeHost(int64_t worldSize) {
   host.openblasThreads = blas ? blas : "its default";
   // "MemTotal:       24684100 kB"
   uint64_t kib = 0;
-  llvm::StringRef(procField("/proc/meminfo", "MemTotal"))
+  llvm::StringRef(metac::bench::procField("/proc/meminfo", "MemTotal"))
       .split(' ')
       .first.getAsInteger(10, kib);
   host.memoryBytes = kib * 1024;

@@ -214,7 +214,14 @@ TEST(AllReduceAlgorithms, RingReduceScatterAlongEachDimension) {
 
 TEST(AllReduceAlgorithms, RejectsAnUnknownAlgorithm) {
   Context c;
-  HostTensor x({4}, METART_F32);
+  HostTensor x({4}, METART_F32), part({4}, METART_F32);
+  EXPECT_EQ(metart_reduce_scatter_algorithm(c, &x.t, &part.t, 1, 0,
+                                            METART_REDUCE_SUM, 9),
+            METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(metart_context_last_error(c))
+                .find("unknown reduce-scatter algorithm 9"),
+            std::string::npos)
+      << metart_context_last_error(c);
   EXPECT_EQ(metart_all_reduce_algorithm(c, &x.t, &x.t, 1, METART_REDUCE_SUM, 7,
                                         METART_F32),
             METART_ERROR_INVALID_ARGUMENT);
