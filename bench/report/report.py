@@ -534,27 +534,23 @@ def main():
                 caption = f"Scaling with `{axis}`: time, peak memory and FLOPs"
             plots.append(path)
             out += [f"![{caption}]({path})", "", f"*{caption}.*", ""]
-        path = pareto(directory, study, points)
-        if path:
-            plots.append(path)
-            out += [f"![Pareto fronts of {study}]({path})", "",
-                    "*Evaluation quality against peak memory and against time; the red "
-                    "line joins the points no other point beats on both.*", ""]
-        path = profile_plot(directory, study, points)
-        if path:
-            plots.append(path)
-            out += [f"![Profile of {study}]({path})", "",
-                    "*The runtime entry points that take the most time per meta-iteration "
-                    "(kernels, generated kernels, copies, collectives), from `--profile`.*", ""]
-        path = breakdown(directory, study, points)
-        if path:
-            plots.append(path)
-            out += [f"![Time breakdown of {study}]({path})", "",
-                    "*Time per meta-iteration split into collectives (MPI/NCCL calls, "
-                    "including waiting for other ranks), pipeline transfers and the rest; "
-                    "with `--profile`, the time outside runtime calls (the host between "
-                    "calls, idle) apart.*",
-                    ""]
+        # Each plot that applies, with its alt text and caption.
+        for draw, alt, caption in (
+                (pareto, "Pareto fronts of",
+                 "Evaluation quality against peak memory and against time; the red "
+                 "line joins the points no other point beats on both."),
+                (profile_plot, "Profile of",
+                 "The runtime entry points that take the most time per meta-iteration "
+                 "(kernels, generated kernels, copies, collectives), from `--profile`."),
+                (breakdown, "Time breakdown of",
+                 "Time per meta-iteration split into collectives (MPI/NCCL calls, "
+                 "including waiting for other ranks), pipeline transfers and the rest; "
+                 "with `--profile`, the time outside runtime calls (the host between "
+                 "calls, idle) apart.")):
+            path = draw(directory, study, points)
+            if path:
+                plots.append(path)
+                out += [f"![{alt} {study}]({path})", "", f"*{caption}*", ""]
     if failed:
         out += ["## Failed runs", ""] + [f"- `{os.path.relpath(f['path'], directory)}`: {f['error']}"
                                          for f in failed] + [""]
