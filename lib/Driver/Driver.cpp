@@ -139,6 +139,16 @@ struct Options {
                "type: none, bf16 or fp16 (sums in f32); default: the spec's "
                "parallel { compress = ... }, else none"),
       cl::value_desc("type"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> overlap{
+      "overlap",
+      cl::desc("Start gradient all-reduces as soon as their gradients are "
+               "ready and run them while the backward pass goes on "
+               "(--overlap or --overlap=true; false turns the spec's "
+               "parallel { overlap = true } off)"),
+      cl::value_desc("bool"),
+      cl::ValueOptional,
+      cl::init(""),
+      cl::cat(category)};
   cl::opt<int64_t> accumulate{
       "accumulate",
       cl::desc("Accumulate meta-gradients over this many chunks of the "
@@ -662,6 +672,16 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.compress = options.compress;
+  // A bare --overlap is --overlap=true.
+  std::string overlap = options.overlap;
+  if (options.overlap.getNumOccurrences() && overlap.empty())
+    overlap = "true";
+  if (!overlap.empty() && overlap != "true" && overlap != "false") {
+    llvm::errs() << "metac: error: --overlap must be true or false, got '"
+                 << overlap << "'\n";
+    return 1;
+  }
+  pipeline.overlap = overlap;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;

@@ -219,19 +219,27 @@ struct AutoPlan {
   std::string cluster;
 };
 
-/// `parallel { allreduce = ring, compress = bf16 }`: how all-reduces move
-/// their data (`--allreduce`, `--compress` override them).
+/// `parallel { allreduce = ring, compress = bf16, overlap = true }`: how
+/// all-reduces move their data (`--allreduce`, `--compress`, `--overlap`
+/// override them).
 struct CommunicationChoice {
   std::string allReduce = "library";
   std::string compress = "none";
+  bool overlap = false;
 };
 
 /// Reads `allreduce` and `compress`; false after an error.
 bool readCommunication(FieldReader &r, CommunicationChoice &choice) {
   auto allReduce = r.name("allreduce", std::string("library"));
   auto compress = r.name("compress", std::string("none"));
-  if (!allReduce || !compress)
+  auto overlap = r.name("overlap", std::string("false"));
+  if (!allReduce || !compress || !overlap)
     return false;
+  if (*overlap != "true" && *overlap != "false") {
+    r.error(*r.find("overlap"))
+        << "overlap must be true or false, got '" << *overlap << "'";
+    return false;
+  }
   const SmallVector<StringRef> algorithms = {"library", "ring", "tree",
                                              "hierarchical"};
   if (!llvm::is_contained(algorithms, *allReduce)) {
@@ -251,6 +259,7 @@ bool readCommunication(FieldReader &r, CommunicationChoice &choice) {
   }
   choice.allReduce = *allReduce;
   choice.compress = *compress;
+  choice.overlap = *overlap == "true";
   return true;
 }
 
@@ -260,7 +269,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   failed = true;
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster",
-                 "allreduce", "compress"});
+                 "allreduce", "compress", "overlap"});
   if (r.hadError() || !readCommunication(r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
@@ -472,6 +481,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   if (communication.compress != "none")
     train->setAttr("meta.compress",
                    builder.getStringAttr(communication.compress));
+  if (communication.overlap)
+    train->setAttr("meta.overlap", builder.getBoolAttr(true));
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

@@ -121,6 +121,13 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     zero.stage = options.zero;
     pm.addPass(partition::createMetaShardOptimizerState(zero));
   }
+  // Before bucketing, so that buckets follow the order in which gradients
+  // become ready.
+  if (after(Phase::Optimized)) {
+    partition::MetaHoistCollectivesOptions hoist;
+    hoist.overlap = options.overlap;
+    pm.addPass(partition::createMetaHoistCollectives(hoist));
+  }
   if (after(Phase::Optimized) && options.bucketBytes > 0) {
     partition::MetaBucketCollectivesOptions bucket;
     bucket.bucketBytes = options.bucketBytes;
@@ -131,6 +138,9 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     select.algorithm = options.allReduce;
     select.compress = options.compress;
     pm.addPass(partition::createMetaSelectAllReduce(select));
+    partition::MetaOverlapCollectivesOptions overlap;
+    overlap.overlap = options.overlap;
+    pm.addPass(partition::createMetaOverlapCollectives(overlap));
   }
   if (after(Phase::Optimized))
     pm.addPass(createFoldNNTransposes());

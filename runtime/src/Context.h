@@ -14,6 +14,7 @@
 #include "Backend.h"
 #include "Profile.h"
 #include "Timeline.h"
+#include "comm/CommQueue.h"
 #include "comm/Stats.h"
 
 #include <memory>
@@ -40,6 +41,9 @@ struct metart_context {
   /// Declared last: destroyed before the backend whose stream it may use.
   std::unique_ptr<metart::comm::Communicator, metart::comm::CommunicatorDeleter>
       comm;
+  /// Asynchronous collectives (CommQueue.h); after `comm`: its thread is
+  /// joined before the transport it uses goes.
+  std::unique_ptr<metart::comm::CommQueue> commQueue;
 };
 
 namespace metart {

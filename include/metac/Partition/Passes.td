@@ -194,4 +194,50 @@ def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def MetaHoistCollectives : Pass<"meta-hoist-collectives", "::mlir::ModuleOp"> {
+  let summary = "Start every all-reduce as soon as its operand is computed";
+  let description = [{
+    With overlap requested (`overlap = true`, or the program's
+    `parallel { overlap = true }` when the option is empty), moves each
+    `shard.all_reduce` and `shard.reduce_scatter` up to right after the op
+    that computes its operand, together with the pure ops that only feed it
+    (the sum of a gradient over the tasks, a reshape). Autodiff emits every
+    outer gradient's collective at the end of the step; hoisted, the last
+    layer's gradient is reduced while the first layers' are still being
+    computed. A collective never crosses a send or a receive (a pipeline
+    stage's peer expects them in program order). Runs before
+    `meta-bucket-collectives`, so that buckets follow the order in which
+    gradients become ready. Results are unchanged: only pure ops and
+    collectives move, and every rank running a function moves them alike.
+  }];
+  let options = [
+    Option<"overlap", "overlap", "std::string", /*default=*/"\"\"",
+           "true or false (empty: the training program's "
+           "`parallel { overlap = ... }`, else false)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def MetaOverlapCollectives : Pass<"meta-overlap-collectives",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Run all-reduces asynchronously, overlapped with compute";
+  let description = [{
+    With overlap requested (as for `meta-hoist-collectives`), marks each
+    `shard.all_reduce` and `shard.reduce_scatter` that has compute between
+    it and the first use of its result `metac.async`, and inserts a
+    `meta.wait` right before that first use. The runtime lowering starts the
+    collective where it stands (`metart_all_reduce_start`) and waits for it
+    at the `meta.wait` (`metart_collective_wait`): on the CPU a
+    communication thread runs it (every collective of the step keeps program
+    order), with NCCL a second stream. Runs after bucketing and the
+    all-reduce selection.
+  }];
+  let options = [
+    Option<"overlap", "overlap", "std::string", /*default=*/"\"\"",
+           "true or false (empty: the program's `overlap`, else false)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::metac::meta::MetaDialect"];
+}
+
 #endif // METAC_PARTITION_PASSES_TD

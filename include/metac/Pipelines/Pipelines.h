@@ -63,6 +63,10 @@ struct PipelineOptions {
   /// Wire type of gradient all-reduces: none, bf16 or fp16; empty: the
   /// spec's, else none.
   std::string compress;
+  /// true: gradient all-reduces start when their gradients are ready and
+  /// overlap the rest of the backward pass; false: they do not; empty: the
+  /// program's `parallel { overlap = ... }`.
+  std::string overlap;
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

@@ -156,7 +156,7 @@ LogicalResult StepLowering::lower() {
   DenseMap<Value, unsigned> death;
   for (Operation &op : body) {
     bool view = isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
-                    shard::SendOp>(op);
+                    shard::SendOp, meta::WaitOp>(op);
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
           isa<meta::OuterStepOp>(op))
@@ -172,6 +172,10 @@ LogicalResult StepLowering::lower() {
         // until the step's closing collective completes it.
         if (isa<shard::SendOp>(user))
           last = position.size();
+        // An asynchronous collective reads its operand until its wait.
+        if (user->hasAttr("metac.async"))
+          for (Operation *wait : user->getUsers())
+            last = std::max(last, position[wait]);
       }
       death[base] = std::max(death.lookup(base), last);
     }
@@ -558,6 +562,13 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     lowerAttentionDoubleBackward(second);
     return success();
   }
+  if (auto wait = dyn_cast<meta::WaitOp>(op)) {
+    // The started collective's result, complete from here on.
+    Value started = operand(wait.getStarted());
+    emit.checkedCall("metart_collective_wait", {ctx, started});
+    descriptors[wait.getResult()] = started;
+    return success();
+  }
   if (isa<nn::ReshapeOp, nn::StopGradientOp>(op)) {
     // Row-major reshapes and stop-gradients share their operand's data.
     descriptors[op->getResult(0)] =
@@ -756,6 +767,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             // meta-select-allreduce's choices, when it made some.
             auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
             auto compress = o->getAttrOfType<StringAttr>("metac.compress");
+            // Started here, completed at its meta.wait.
+            if (o->hasAttr("metac.async"))
+              return std::make_pair(
+                  StringRef("metart_all_reduce_start"),
+                  args({ctx, operand(o.getInput()), result(o),
+                        emit.i32(axesMask(o.getGridAxes())),
+                        emit.i32(reductionCode(o.getReduction())),
+                        emit.i32(allReduceAlgorithmCode(algorithm)),
+                        emit.i32(wireDtype(o, compress))}));
             if (algorithm || compress)
               return std::make_pair(
                   StringRef("metart_all_reduce_algorithm"),
@@ -785,6 +805,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       emit.i64(o.getSliceAxis().getSExtValue())}));
           })
           .Case([&](shard::ReduceScatterOp o) {
+            if (o->hasAttr("metac.async"))
+              return std::make_pair(
+                  StringRef("metart_reduce_scatter_start"),
+                  args(
+                      {ctx, operand(o.getInput()), result(o),
+                       emit.i32(axesMask(o.getGridAxes())),
+                       emit.i64(o.getScatterAxis().getSExtValue()),
+                       emit.i32(reductionCode(o.getReduction())),
+                       emit.i32(allReduceAlgorithmCode(
+                           o->getAttrOfType<StringAttr>("metac.allreduce")))}));
             if (auto algorithm =
                     o->getAttrOfType<StringAttr>("metac.allreduce"))
               return std::make_pair(

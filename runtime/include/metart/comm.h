@@ -151,6 +151,27 @@ metart_status metart_reduce_scatter_algorithm(
 metart_status metart_broadcast(metart_context *c, const metart_tensor *x,
                                const metart_tensor *y, int32_t axes_mask,
                                int64_t root);
+/* Asynchronous collectives: metart_all_reduce_algorithm and
+   metart_reduce_scatter_algorithm started now and completed by
+   metart_collective_wait(c, y), with y the same tensor. x must stay
+   unchanged and y unread until the wait. On host memory over MPI they run
+   on a communication thread while the caller computes; elsewhere (a group
+   of one, device memory) they run at the start and the wait only reports.
+   Every collective of the context keeps program order: a blocking one
+   issued while asynchronous ones are in flight runs after them. */
+metart_status metart_all_reduce_start(metart_context *c, const metart_tensor *x,
+                                      const metart_tensor *y, int32_t axes_mask,
+                                      int32_t reduction, int32_t algorithm,
+                                      int32_t wire);
+metart_status metart_reduce_scatter_start(metart_context *c,
+                                          const metart_tensor *x,
+                                          const metart_tensor *y,
+                                          int32_t axes_mask, int64_t dim,
+                                          int32_t reduction, int32_t algorithm);
+/* Waits for the collective started into y; its error, if it failed. The
+   part of its run the caller did not wait for counts as overlapped. */
+metart_status metart_collective_wait(metart_context *c, const metart_tensor *y);
+
 /* point to point inside the group of `axes_mask`, peer given as a group
    rank */
 metart_status metart_send(metart_context *c, const metart_tensor *x,
@@ -171,6 +192,11 @@ typedef struct metart_comm_stats {
   int64_t calls;
   int64_t bytes;
   double seconds;
+  /** Of `calls`, those started asynchronously (metart_*_start), and of
+   *  `seconds`, the time they ran while the caller computed (their run time
+   *  less the caller's wait for them). */
+  int64_t async_calls;
+  double overlapped_seconds;
 } metart_comm_stats;
 
 /** The counters of collectives over exactly `axes_mask` (0 to 15) since the

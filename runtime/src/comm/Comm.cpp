@@ -11,10 +11,12 @@
 #include "metart/comm.h"
 #include "../Context.h"
 #include "../Tensor.h"
+#include "CommQueue.h"
 #include "Communicator.h"
 #include "Trace.h"
 #include "Watchdog.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace metart;
@@ -98,16 +100,13 @@ struct Temporary {
   }
 };
 
-/// Runs one collective over `mask` that moves `bytes` when its group has
-/// more than one rank: counts it, times it, and lets the watchdog see it in
-/// flight. `body` gets the transport, or null for a group of one.
+/// Runs one collective's `body` over `mask`, moving `bytes` when its group
+/// has more than one rank (`transport` not null): counts it, times it, and
+/// lets the watchdog see it in flight. Runs on the caller's thread or the
+/// communication thread, never both at once.
 template <typename Body>
-metart_status collective(Checker &check, metart_context *c, const char *what,
-                         int32_t mask, int64_t groupSize, size_t bytes,
-                         Body body) {
-  if (!check.ok())
-    return check.result();
-  Transport *transport = groupSize > 1 ? c->comm->transport.get() : nullptr;
+KernelStatus execute(metart_context *c, const char *what, int32_t mask,
+                     Transport *transport, size_t bytes, Body &body) {
   watchdog::Guard guard(what, mask);
   auto begin = std::chrono::steady_clock::now();
   if (transport)
@@ -123,7 +122,65 @@ metart_status collective(Checker &check, metart_context *c, const char *what,
                                       std::chrono::steady_clock::now() - begin)
                                       .count());
   c->commStats.addCall(mask, transport ? bytes : 0);
+  return status;
+}
+
+/// Runs one blocking collective over `mask` (see `execute`), after the
+/// asynchronous ones started before it. `body` gets the transport, or null
+/// for a group of one.
+template <typename Body>
+metart_status collective(Checker &check, metart_context *c, const char *what,
+                         int32_t mask, int64_t groupSize, size_t bytes,
+                         Body body) {
+  if (!check.ok())
+    return check.result();
+  Transport *transport = groupSize > 1 ? c->comm->transport.get() : nullptr;
+  auto run = [&] { return execute(c, what, mask, transport, bytes, body); };
+  KernelStatus status = c->commQueue ? c->commQueue->run(run) : run();
   return check.finish(status);
+}
+
+/// Starts one collective over `mask` that completes in
+/// metart_collective_wait(y): on the communication thread when the
+/// transport allows it, else now. `body(transport, scratch)` gets
+/// `scratchBytes` of device memory, allocated and freed on this thread.
+template <typename Body>
+metart_status startCollective(Checker &check, metart_context *c,
+                              const char *what, int32_t mask, int64_t groupSize,
+                              size_t bytes, const void *key,
+                              size_t scratchBytes, Body body) {
+  if (!check.ok())
+    return check.result();
+  if (!c->commQueue)
+    c->commQueue = std::make_unique<CommQueue>();
+  Transport *transport = groupSize > 1 ? c->comm->transport.get() : nullptr;
+  void *scratch = nullptr;
+  if (transport && scratchBytes &&
+      metart_buffer_alloc(c, scratchBytes, &scratch))
+    return check.finish(
+        {METART_ERROR_OUT_OF_MEMORY, metart_context_last_error(c)});
+  auto bound = [body, scratch](Transport *t) { return body(t, scratch); };
+  if (!transport || !transport->runsOnAnyThread()) {
+    KernelStatus status = c->commQueue->run(
+        [&] { return execute(c, what, mask, transport, bytes, bound); });
+    metart_buffer_free(c, scratch);
+    if (status.failed())
+      return check.finish(status);
+    if (!c->commQueue->finished(key, status, mask, 0))
+      return check.invalid("a collective into this y was started and not "
+                           "waited for");
+    return check.finish(status);
+  }
+  auto task = [c, what, mask, transport, bytes, bound]() mutable {
+    return execute(c, what, mask, transport, bytes, bound);
+  };
+  auto release = [c, scratch] { metart_buffer_free(c, scratch); };
+  if (!c->commQueue->start(key, mask, task, release)) {
+    release();
+    return check.invalid("a collective into this y was started and not "
+                         "waited for");
+  }
+  return check.finish(KernelStatus::ok());
 }
 
 /// Copies x to y unless they are the same memory.
@@ -161,56 +218,105 @@ extern "C" metart_status metart_all_reduce(metart_context *c,
                                      x ? x->dtype : METART_F32);
 }
 
+namespace {
+
+/// A checked all-reduce, by value: a communication thread may run it after
+/// the caller's descriptors are gone.
+struct AllReduceCall {
+  metart_tensor x, y;
+  int32_t mask = 0, reduction = 0, algorithm = 0;
+  metart_dtype wire = METART_F32;
+  int64_t count = 0, groupSize = 1;
+  bool compressed = false;
+  /// What travels: count elements of the wire's type.
+  size_t wireBytes = 0;
+};
+
+bool checkAllReduce(Checker &check, metart_context *c, const metart_tensor *x,
+                    const metart_tensor *y, int32_t mask, int32_t reduction,
+                    int32_t algorithm, int32_t wire, AllReduceCall &call) {
+  int64_t rank = 0;
+  if (!operands(check, x, y) || !check.shape("y", *y, shapeOf(*x)) ||
+      !groupOf(check, c, mask, rank, call.groupSize))
+    return false;
+  call.compressed = wire != x->dtype;
+  if (reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
+    return check.reject("unknown reduction ", reduction);
+  if (algorithm < METART_ALLREDUCE_LIBRARY ||
+      algorithm > METART_ALLREDUCE_HIERARCHICAL)
+    return check.reject("unknown all-reduce algorithm ", algorithm);
+  if (call.compressed && ((x->dtype != METART_F32 && x->dtype != METART_F64) ||
+                          (wire != METART_BF16 && wire != METART_F16)))
+    return check.reject("compresses f32 or f64 into bf16 or f16 only, got ",
+                        x->dtype, " into ", wire);
+  call.x = *x;
+  call.y = *y;
+  call.mask = mask;
+  call.reduction = reduction;
+  call.algorithm = algorithm;
+  call.wire = static_cast<metart_dtype>(wire);
+  call.count = numElements(*x);
+  call.wireBytes =
+      call.count * dtypeSize(call.compressed ? call.wire : x->dtype);
+  return true;
+}
+
+/// Runs a checked all-reduce; a compressed one needs `onWire` (wireBytes).
+KernelStatus runAllReduce(metart_context *c, Transport *t,
+                          const AllReduceCall &call, void *onWire) {
+  if (!t)
+    return copyLocal(c, call.x, call.y);
+  auto how = static_cast<AllReduceAlgorithm>(call.algorithm);
+  auto op = static_cast<Reduction>(call.reduction);
+  if (!call.compressed)
+    return t->allReduceWith(call.mask, call.x.data, call.y.data, call.count,
+                            dtypeOf(call.x), op, how);
+  // Rounded to the wire's type, reduced there, widened back.
+  if (KernelStatus s = c->backend->convert(dtypeOf(call.x), call.wire,
+                                           call.count, call.x.data, onWire);
+      s.failed())
+    return s;
+  if (KernelStatus s = t->allReduceWith(call.mask, onWire, onWire, call.count,
+                                        call.wire, op, how);
+      s.failed())
+    return s;
+  return c->backend->convert(call.wire, dtypeOf(call.x), call.count, onWire,
+                             call.y.data);
+}
+
+} // namespace
+
 extern "C" metart_status metart_all_reduce_algorithm(
     metart_context *c, const metart_tensor *x, const metart_tensor *y,
     int32_t axes_mask, int32_t reduction, int32_t algorithm, int32_t wire) {
   bool plain = algorithm == METART_ALLREDUCE_LIBRARY && x && wire == x->dtype;
   Checker check(c, plain ? "metart_all_reduce" : "metart_all_reduce_algorithm");
-  int64_t rank = 0, size = 1;
-  bool compressed = false;
-  if (operands(check, x, y) && check.shape("y", *y, shapeOf(*x)) &&
-      groupOf(check, c, axes_mask, rank, size)) {
-    compressed = wire != x->dtype;
-    if (reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
-      check.invalid("unknown reduction ", reduction);
-    else if (algorithm < METART_ALLREDUCE_LIBRARY ||
-             algorithm > METART_ALLREDUCE_HIERARCHICAL)
-      check.invalid("unknown all-reduce algorithm ", algorithm);
-    else if (compressed &&
-             ((x->dtype != METART_F32 && x->dtype != METART_F64) ||
-              (wire != METART_BF16 && wire != METART_F16)))
-      check.invalid("compresses f32 or f64 into bf16 or f16 only, got ",
-                    x->dtype, " into ", wire);
-  }
-  int64_t count = check.ok() ? numElements(*x) : 0;
-  size_t wireBytes =
-      check.ok() ? count * dtypeSize(compressed ? wire : x->dtype) : 0;
-  return collective(
-      check, c, "all_reduce", axes_mask, size, check.ok() ? wireBytes : 0,
-      [&](Transport *t) -> KernelStatus {
-        if (!t)
-          return copyLocal(c, *x, *y);
-        auto how = static_cast<AllReduceAlgorithm>(algorithm);
-        auto op = static_cast<Reduction>(reduction);
-        if (!compressed)
-          return t->allReduceWith(axes_mask, x->data, y->data, count,
-                                  dtypeOf(*x), op, how);
-        // Rounded to the wire's type, reduced there, widened back.
-        auto narrow = static_cast<metart_dtype>(wire);
-        Temporary onWire(c);
-        if (KernelStatus s = onWire.allocate(wireBytes); s.failed())
-          return s;
-        if (KernelStatus s = c->backend->convert(dtypeOf(*x), narrow, count,
-                                                 x->data, onWire.data);
-            s.failed())
-          return s;
-        if (KernelStatus s = t->allReduceWith(
-                axes_mask, onWire.data, onWire.data, count, narrow, op, how);
-            s.failed())
-          return s;
-        return c->backend->convert(narrow, dtypeOf(*x), count, onWire.data,
-                                   y->data);
-      });
+  AllReduceCall call;
+  checkAllReduce(check, c, x, y, axes_mask, reduction, algorithm, wire, call);
+  return collective(check, c, "all_reduce", axes_mask, call.groupSize,
+                    call.wireBytes, [&](Transport *t) -> KernelStatus {
+                      Temporary onWire(c);
+                      if (t && call.compressed)
+                        if (KernelStatus s = onWire.allocate(call.wireBytes);
+                            s.failed())
+                          return s;
+                      return runAllReduce(c, t, call, onWire.data);
+                    });
+}
+
+extern "C" metart_status
+metart_all_reduce_start(metart_context *c, const metart_tensor *x,
+                        const metart_tensor *y, int32_t axes_mask,
+                        int32_t reduction, int32_t algorithm, int32_t wire) {
+  Checker check(c, "metart_all_reduce_start");
+  AllReduceCall call;
+  checkAllReduce(check, c, x, y, axes_mask, reduction, algorithm, wire, call);
+  return startCollective(check, c, "all_reduce", axes_mask, call.groupSize,
+                         call.wireBytes, call.y.data,
+                         call.compressed ? call.wireBytes : 0,
+                         [c, call](Transport *t, void *onWire) {
+                           return runAllReduce(c, t, call, onWire);
+                         });
 }
 
 extern "C" metart_status metart_all_gather(metart_context *c,
@@ -304,52 +410,121 @@ extern "C" metart_status metart_reduce_scatter(metart_context *c,
                                          METART_ALLREDUCE_LIBRARY);
 }
 
+namespace {
+
+/// A checked reduce-scatter, by value (see AllReduceCall).
+struct ReduceScatterCall {
+  metart_tensor x, y;
+  int32_t mask = 0, reduction = 0, algorithm = 0;
+  int64_t dim = 0, groupSize = 1;
+  /// x as [outer, group, inner]: a transport scatters [group, outer,
+  /// inner], so outer > 1 needs x regrouped (in bytes of x).
+  int64_t outer = 0, inner = 0;
+};
+
+bool checkReduceScatter(Checker &check, metart_context *c,
+                        const metart_tensor *x, const metart_tensor *y,
+                        int32_t mask, int64_t dim, int32_t reduction,
+                        int32_t algorithm, ReduceScatterCall &call) {
+  int64_t rank = 0;
+  if (!operands(check, x, y) ||
+      !groupOf(check, c, mask, rank, call.groupSize) ||
+      !dimensionOf(check, "x", *x, dim))
+    return false;
+  if (x->shape[dim] % call.groupSize)
+    return check.reject("x ", describe(*x), " does not split in ",
+                        call.groupSize, " along dim ", dim);
+  if (!check.shape("y", *y, scaledShape(*x, dim, call.groupSize, true)))
+    return false;
+  if (reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
+    return check.reject("unknown reduction ", reduction);
+  if (algorithm < METART_ALLREDUCE_LIBRARY ||
+      algorithm > METART_ALLREDUCE_HIERARCHICAL)
+    return check.reject("unknown reduce-scatter algorithm ", algorithm);
+  if (call.groupSize > 1 && x->data == y->data)
+    return check.reject("y may not be x when the group has more than one rank");
+  call.x = *x;
+  call.y = *y;
+  call.mask = mask;
+  call.reduction = reduction;
+  call.algorithm = algorithm;
+  call.dim = dim;
+  blocksOf(*x, dim, call.groupSize, call.outer, call.inner);
+  return true;
+}
+
+/// Runs a checked reduce-scatter; with outer > 1 it needs `grouped` (bytes
+/// of x).
+KernelStatus runReduceScatter(metart_context *c, Transport *t,
+                              const ReduceScatterCall &call, void *grouped) {
+  if (!t)
+    return copyLocal(c, call.x, call.y);
+  auto r = static_cast<Reduction>(call.reduction);
+  auto how = static_cast<AllReduceAlgorithm>(call.algorithm);
+  if (call.outer == 1)
+    return t->reduceScatterWith(call.mask, call.x.data, call.y.data,
+                                numElements(call.y), dtypeOf(call.x), r, how);
+  if (KernelStatus s =
+          swapBlocks(*c->backend, call.x.data, grouped, call.outer,
+                     call.groupSize, call.inner * dtypeSize(call.x.dtype));
+      s.failed())
+    return s;
+  return t->reduceScatterWith(call.mask, grouped, call.y.data,
+                              numElements(call.y), dtypeOf(call.x), r, how);
+}
+
+} // namespace
+
 extern "C" metart_status metart_reduce_scatter_algorithm(
     metart_context *c, const metart_tensor *x, const metart_tensor *y,
     int32_t axes_mask, int64_t dim, int32_t reduction, int32_t algorithm) {
   Checker check(c, algorithm == METART_ALLREDUCE_LIBRARY
                        ? "metart_reduce_scatter"
                        : "metart_reduce_scatter_algorithm");
-  int64_t rank = 0, size = 1;
-  if (operands(check, x, y) && groupOf(check, c, axes_mask, rank, size) &&
-      dimensionOf(check, "x", *x, dim)) {
-    if (x->shape[dim] % size)
-      check.invalid("x ", describe(*x), " does not split in ", size,
-                    " along dim ", dim);
-    else if (check.shape("y", *y, scaledShape(*x, dim, size, true)) &&
-             reduction != METART_REDUCE_SUM && reduction != METART_REDUCE_MAX)
-      check.invalid("unknown reduction ", reduction);
-    else if (algorithm < METART_ALLREDUCE_LIBRARY ||
-             algorithm > METART_ALLREDUCE_HIERARCHICAL)
-      check.invalid("unknown reduce-scatter algorithm ", algorithm);
-  }
-  if (check.ok() && size > 1 && x->data == y->data)
-    check.invalid("y may not be x when the group has more than one rank");
+  ReduceScatterCall call;
+  checkReduceScatter(check, c, x, y, axes_mask, dim, reduction, algorithm,
+                     call);
   return collective(
-      check, c, "reduce_scatter", axes_mask, size, check.ok() ? bytesOf(*x) : 0,
-      [&](Transport *t) -> KernelStatus {
-        if (!t)
-          return copyLocal(c, *x, *y);
-        int64_t outer = 0, inner = 0;
-        blocksOf(*x, dim, size, outer, inner);
-        auto r = static_cast<Reduction>(reduction);
-        auto how = static_cast<AllReduceAlgorithm>(algorithm);
-        if (outer == 1)
-          return t->reduceScatterWith(axes_mask, x->data, y->data,
-                                      numElements(*y), dtypeOf(*x), r, how);
-        // x is [outer, size, inner]; the transport scatters [size, outer,
-        // inner].
+      check, c, "reduce_scatter", axes_mask, call.groupSize,
+      check.ok() ? bytesOf(*x) : 0, [&](Transport *t) -> KernelStatus {
         Temporary grouped(c);
-        if (KernelStatus s = grouped.allocate(bytesOf(*x)); s.failed())
-          return s;
-        if (KernelStatus s =
-                swapBlocks(*c->backend, x->data, grouped.data, outer, size,
-                           inner * dtypeSize(x->dtype));
-            s.failed())
-          return s;
-        return t->reduceScatterWith(axes_mask, grouped.data, y->data,
-                                    numElements(*y), dtypeOf(*x), r, how);
+        if (t && call.outer > 1)
+          if (KernelStatus s = grouped.allocate(bytesOf(call.x)); s.failed())
+            return s;
+        return runReduceScatter(c, t, call, grouped.data);
       });
+}
+
+extern "C" metart_status
+metart_reduce_scatter_start(metart_context *c, const metart_tensor *x,
+                            const metart_tensor *y, int32_t axes_mask,
+                            int64_t dim, int32_t reduction, int32_t algorithm) {
+  Checker check(c, "metart_reduce_scatter_start");
+  ReduceScatterCall call;
+  checkReduceScatter(check, c, x, y, axes_mask, dim, reduction, algorithm,
+                     call);
+  size_t bytes = check.ok() ? bytesOf(*x) : 0;
+  return startCollective(check, c, "reduce_scatter", axes_mask, call.groupSize,
+                         bytes, call.y.data, call.outer > 1 ? bytes : 0,
+                         [c, call](Transport *t, void *grouped) {
+                           return runReduceScatter(c, t, call, grouped);
+                         });
+}
+
+extern "C" metart_status metart_collective_wait(metart_context *c,
+                                                const metart_tensor *y) {
+  Checker check(c, "metart_collective_wait");
+  if (!check.tensor("y", y))
+    return check.result();
+  CommQueue::Completion done;
+  if (!c->commQueue || !c->commQueue->wait(y->data, done))
+    return check.invalid("no collective into y ", describe(*y), " was started");
+  // The part of its run the caller did not wait for was hidden behind
+  // the caller's work.
+  if (!done.status.failed())
+    c->commStats.addOverlapped(
+        done.tag, std::max(0.0, done.runSeconds - done.waitedSeconds));
+  return check.finish(done.status);
 }
 
 extern "C" metart_status metart_broadcast(metart_context *c,

@@ -75,6 +75,10 @@ public:
                             metart_dtype dtype, int peer) = 0;
   /// Waits for the context's work and for every rank of the group.
   virtual KernelStatus barrier(int mask) = 0;
+  /// Whether collectives may run on a communication thread while the
+  /// caller computes (host memory; a device transport would need its own
+  /// stream instead).
+  virtual bool runsOnAnyThread() const { return false; }
 
   /// Times one collective over `mask`: host wall time here; a device
   /// transport queues events instead and adds their time in `settle`.

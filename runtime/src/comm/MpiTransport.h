@@ -52,6 +52,7 @@ public:
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override;
   KernelStatus barrier(int mask) override;
+  bool runsOnAnyThread() const override { return !deviceMemory; }
 
 private:
   /// Host memory holding `bytes` of device memory at `device` (copied in

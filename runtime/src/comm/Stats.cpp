@@ -70,6 +70,8 @@ extern "C" metart_status metart_comm_stats_total(metart_context *c,
     out_stats->calls += s.calls;
     out_stats->bytes += s.bytes;
     out_stats->seconds += s.seconds;
+    out_stats->async_calls += s.async_calls;
+    out_stats->overlapped_seconds += s.overlapped_seconds;
   }
   return METART_OK;
 }

@@ -30,6 +30,10 @@ struct Stats {
   void addSeconds(int mask, double seconds) {
     perMask[mask].seconds += seconds;
   }
+  void addOverlapped(int mask, double seconds) {
+    ++perMask[mask].async_calls;
+    perMask[mask].overlapped_seconds += seconds;
+  }
   void reset() { *this = Stats(); }
 };
 

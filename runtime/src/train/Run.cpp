@@ -94,7 +94,8 @@ void printEvaluation(FILE *out, const char *lossName,
 void printComm(FILE *out, const metart_train_result &result) {
   if (result.iterations_run <= 0)
     return;
-  double seconds = 0;
+  double seconds = 0, overlapped = 0;
+  int64_t async = 0;
   std::string line;
   char entry[160];
   for (int mask = 1; mask < 16; ++mask) {
@@ -102,12 +103,20 @@ void printComm(FILE *out, const metart_train_result &result) {
     if (!s.calls)
       continue;
     seconds += s.seconds;
+    overlapped += s.overlapped_seconds;
+    async += s.async_calls;
     std::snprintf(entry, sizeof(entry), "%s%s %.0f bytes/iteration",
                   line.empty() ? "" : ", ", metart_comm_axes_name(mask),
                   double(s.bytes) / result.iterations_run);
     line += entry;
   }
-  if (!line.empty())
+  if (!line.empty() && async > 0)
+    std::fprintf(out,
+                 "collectives: %.3f s in total, %.3f s of it (%.0f%%) "
+                 "overlapped with compute; %s\n",
+                 seconds, overlapped,
+                 seconds > 0 ? 100 * overlapped / seconds : 0.0, line.c_str());
+  else if (!line.empty())
     std::fprintf(out, "collectives: %.3f s in total; %s\n", seconds,
                  line.c_str());
 }

@@ -63,11 +63,21 @@ std::string metart::train::commJson(const metart_comm_stats *perMask) {
       continue;
     std::snprintf(entry, sizeof(entry),
                   "%s\"%s\": {\"bytes\": %lld, \"seconds\": %.9g, "
-                  "\"calls\": %lld}",
+                  "\"calls\": %lld",
                   json.size() > 1 ? ", " : "", metart_comm_axes_name(mask),
                   static_cast<long long>(s.bytes), s.seconds,
                   static_cast<long long>(s.calls));
     json += entry;
+    // Only under --overlap: the part of `seconds` hidden behind compute.
+    if (s.async_calls > 0) {
+      std::snprintf(entry, sizeof(entry),
+                    ", \"overlapped_seconds\": %.9g, \"overlapped_fraction\": "
+                    "%.4f",
+                    s.overlapped_seconds,
+                    s.seconds > 0 ? s.overlapped_seconds / s.seconds : 0.0);
+      json += entry;
+    }
+    json += "}";
   }
   return json + "}";
 }

@@ -525,6 +525,8 @@ metart_status Trainer::run(metart_train_result &result) {
       result.comm[mask].calls += comm[mask].calls;
       result.comm[mask].bytes += comm[mask].bytes;
       result.comm[mask].seconds += comm[mask].seconds;
+      result.comm[mask].async_calls += comm[mask].async_calls;
+      result.comm[mask].overlapped_seconds += comm[mask].overlapped_seconds;
     }
     bool healthy = true, overflow = false;
     if (program.guarded) {

@@ -434,6 +434,19 @@ LogicalResult UpdateGuardOp::verify() {
   return success();
 }
 
+LogicalResult WaitOp::verify() {
+  Operation *start = getStarted().getDefiningOp();
+  if (!start || !start->hasAttr("metac.async"))
+    return emitOpError("expects the result of a collective marked "
+                       "'metac.async'");
+  if (!getStarted().hasOneUse())
+    return emitOpError("must be the only user of the collective it waits for");
+  // Dominance orders the two; the runtime also needs them in one block.
+  if (start->getBlock() != (*this)->getBlock())
+    return emitOpError("must be in the block of the collective it waits for");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // meta.yield and meta.map
 //===----------------------------------------------------------------------===//

@@ -301,6 +301,30 @@ def Meta_UpdateGuardOp : Meta_Op<"update_guard", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Meta_WaitOp : Meta_Op<"wait", [AllTypesMatch<["started", "result"]>]> {
+  let summary = "the completion of a collective started asynchronously";
+  let description = [{
+    `started` is the result of a collective (a `shard.all_reduce` or
+    `shard.reduce_scatter`) marked `metac.async`: the collective starts where
+    it stands and runs while the ops between it and this wait compute; the
+    wait returns its result once it has completed. Placed by
+    `meta-overlap-collectives` before the first use of the result. The wait
+    is the collective's only user, and the collective's operand stays alive
+    until the wait (the runtime still reads it).
+
+    ```mlir
+    %sum = shard.all_reduce %g on @mesh grid_axes = [0] {metac.async}
+        : tensor<1762xf32> -> tensor<1762xf32>
+    ...  // the rest of the backward pass
+    %ready = meta.wait %sum : tensor<1762xf32>
+    ```
+  }];
+  let arguments = (ins Meta_StaticTensor:$started);
+  let results = (outs Meta_StaticTensor:$result);
+  let assemblyFormat = "$started attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "one step of the outer optimizer";
