@@ -9,6 +9,7 @@ target_sources(metart PRIVATE
   src/comm/Attach.cpp
   src/comm/Comm.cpp
   src/comm/CommQueue.cpp
+  src/comm/Compression.cpp
   src/comm/Mpi.cpp
   src/comm/Placement.cpp
   src/comm/Stats.cpp

@@ -32,7 +32,7 @@ json::Value finiteOrNull(double value) {
 }
 
 struct AxisTotals {
-  double bytes = 0, seconds = 0, calls = 0;
+  double bytes = 0, seconds = 0, calls = 0, overlapped = 0;
 };
 
 } // namespace
@@ -98,6 +98,7 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
           totals.bytes += number(*s, "bytes");
           totals.seconds += number(*s, "seconds");
           totals.calls += number(*s, "calls");
+          totals.overlapped += number(*s, "overlapped_seconds");
         }
   }
   if (seconds.empty())
@@ -135,7 +136,7 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   summary["peak_host_bytes"] = peakHost;
   summary["final_meta_loss"] = finiteOrNull(lastLoss);
   json::Object axes;
-  double commSeconds = 0, commBytes = 0;
+  double commSeconds = 0, commBytes = 0, overlapped = 0;
   if (timed.size() == seconds.size())
     comm = std::move(firstComm);
   for (auto &[axis, totals] : comm) {
@@ -145,9 +146,15 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
                                     {"calls", totals.calls / n}};
     commSeconds += totals.seconds / n;
     commBytes += totals.bytes / n;
+    overlapped += totals.overlapped / n;
   }
   summary["comm_per_iteration"] = std::move(axes);
   summary["comm_seconds_per_iteration"] = commSeconds;
+  // Under --overlap: the part of the collectives' time hidden behind
+  // compute (0 without).
+  summary["comm_overlapped_seconds_per_iteration"] = overlapped;
+  summary["comm_overlapped_fraction"] =
+      commSeconds > 0 ? overlapped / commSeconds : 0.0;
   summary["comm_bytes_per_iteration"] = commBytes;
   if (!profile.empty() && profileIterations > 0) {
     summary["profile"] = std::move(profile);

@@ -5,6 +5,7 @@
 #include "AutoPlan.h"
 #include "Remat.h"
 
+#include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
@@ -135,9 +136,12 @@ struct Options {
       cl::value_desc("algorithm"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> compress{
       "compress",
-      cl::desc("Send gradient all-reduces (task and data axes) in a 16-bit "
-               "type: none, bf16 or fp16 (sums in f32); default: the spec's "
-               "parallel { compress = ... }, else none"),
+      cl::desc("Compress gradient all-reduces (task and data axes): none; "
+               "bf16 or fp16 (a 16-bit wire, sums in f32); topk:RATIO (each "
+               "rank sends that fraction of its outer gradient's entries) "
+               "or powersgd:RANK (a rank-RANK factorization), both with "
+               "error feedback; default: the spec's parallel { compress = "
+               "... }, else none"),
       cl::value_desc("type"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> overlap{
       "overlap",
@@ -664,11 +668,10 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.allReduce = options.allReduce;
-  if (!options.compress.empty() && options.compress != "none" &&
-      options.compress != "bf16" && options.compress != "fp16") {
-    llvm::errs() << "metac: error: --compress must be none, bf16 or fp16, "
-                    "got '"
-                 << options.compress << "'\n";
+  if (!options.compress.empty() && !meta::parseCompression(options.compress)) {
+    llvm::errs() << "metac: error: --compress must be "
+                 << meta::kCompressionForms << ", got '" << options.compress
+                 << "'\n";
     return 1;
   }
   pipeline.compress = options.compress;
@@ -685,6 +688,7 @@ int metac::metacMain(int argc, char **argv) {
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;
+  planRequest.options.overlap = pipeline.overlap;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;

@@ -3,6 +3,10 @@
 #include "DeclGen.h"
 #include "GenUtils.h"
 
+#include "metac/Dialect/Meta/IR/Compression.h"
+
+#include "llvm/Support/Format.h"
+
 using namespace mlir;
 using namespace metac;
 using namespace metac::frontend;
@@ -228,12 +232,70 @@ struct CommunicationChoice {
   bool overlap = false;
 };
 
-/// Reads `allreduce` and `compress`; false after an error.
-bool readCommunication(FieldReader &r, CommunicationChoice &choice) {
-  auto allReduce = r.name("allreduce", std::string("library"));
+/// Reads `compress`: a name (none, bf16, fp16) or a record (`topk { ratio
+/// = 0.01 }`, `powersgd { rank = 4 }`), as the text --compress takes
+/// (`topk:0.01`); nullopt after an error.
+std::optional<std::string> readCompression(SourceDiagnostics &diags,
+                                           FieldReader &r) {
+  const Field *field = r.find("compress");
+  if (field && field->value &&
+      field->value->kind == ConfigValue::Kind::Record) {
+    const ConfigValue &method = *field->value;
+    bool topk = method.text == "topk";
+    if (!topk && method.text != "powersgd") {
+      diags.error(method.loc)
+          << "unknown all-reduce compression '" << method.text
+          << "' (expected none, bf16, fp16, topk { ratio = ... } or "
+             "powersgd { rank = ... })";
+      return std::nullopt;
+    }
+    FieldReader inner(diags, method.fields, method.text, method.loc,
+                      {topk ? "ratio" : "rank"});
+    if (inner.hadError())
+      return std::nullopt;
+    if (topk) {
+      auto ratio = inner.number("ratio", std::nullopt, /*positive=*/true);
+      if (!ratio)
+        return std::nullopt;
+      if (*ratio > 1) {
+        inner.error(*inner.find("ratio"))
+            << "top-k sends a fraction of the entries: ratio must be in (0, "
+               "1], got "
+            << *ratio;
+        return std::nullopt;
+      }
+      // As --compress writes it (6 significant digits: "topk:0.1").
+      std::string text;
+      llvm::raw_string_ostream(text) << "topk:" << llvm::format("%g", *ratio);
+      return text;
+    }
+    auto rank = inner.integer("rank", std::nullopt, 1);
+    if (!rank)
+      return std::nullopt;
+    return "powersgd:" + std::to_string(*rank);
+  }
   auto compress = r.name("compress", std::string("none"));
+  if (!compress)
+    return std::nullopt;
+  if (!meta::parseCompression(*compress) ||
+      compress->find(':') != std::string::npos) {
+    InFlightDiagnostic diag = r.error(*field);
+    diag << "unknown all-reduce compression '" << *compress
+         << "' (expected none, bf16, fp16, topk { ratio = ... } or "
+            "powersgd { rank = ... })";
+    const SmallVector<StringRef> names = {"none", "bf16", "fp16"};
+    attachDidYouMean(diag, *compress, names);
+    return std::nullopt;
+  }
+  return compress;
+}
+
+/// Reads `allreduce`, `compress` and `overlap`; false after an error.
+bool readCommunication(SourceDiagnostics &diags, FieldReader &r,
+                       CommunicationChoice &choice) {
+  auto allReduce = r.name("allreduce", std::string("library"));
   auto overlap = r.name("overlap", std::string("false"));
-  if (!allReduce || !compress || !overlap)
+  if (!allReduce || !overlap)
     return false;
   if (*overlap != "true" && *overlap != "false") {
     r.error(*r.find("overlap"))
@@ -249,14 +311,9 @@ bool readCommunication(FieldReader &r, CommunicationChoice &choice) {
     attachDidYouMean(diag, *allReduce, algorithms);
     return false;
   }
-  const SmallVector<StringRef> types = {"none", "bf16", "fp16"};
-  if (!llvm::is_contained(types, *compress)) {
-    InFlightDiagnostic diag = r.error(*r.find("compress"));
-    diag << "unknown all-reduce compression '" << *compress
-         << "' (expected none, bf16 or fp16)";
-    attachDidYouMean(diag, *compress, types);
+  std::optional<std::string> compress = readCompression(diags, r);
+  if (!compress)
     return false;
-  }
   choice.allReduce = *allReduce;
   choice.compress = *compress;
   choice.overlap = *overlap == "true";
@@ -270,7 +327,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster",
                  "allreduce", "compress", "overlap"});
-  if (r.hadError() || !readCommunication(r, communication))
+  if (r.hadError() || !readCommunication(diags, r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
   if (const Field *cluster = r.find("cluster")) {

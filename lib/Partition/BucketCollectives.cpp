@@ -25,15 +25,23 @@ int64_t byteSize(RankedTensorType type) {
 }
 
 /// All-reduces that may share a bucket: same grid, axes, reduction and
-/// element type.
+/// element type, and the same choices of meta-select-allreduce (algorithm,
+/// compression).
 std::string bucketKey(shard::AllReduceOp op) {
   std::string key;
   llvm::raw_string_ostream os(key);
   os << op.getGrid() << "|";
   llvm::interleaveComma(op.getGridAxes(), os);
   os << "|" << shard::stringifyReductionKind(op.getReduction()) << "|"
-     << cast<RankedTensorType>(op.getType()).getElementType();
+     << cast<RankedTensorType>(op.getType()).getElementType() << "|"
+     << op->getDiscardableAttrDictionary();
   return key;
+}
+
+/// PowerSGD factors each gradient's own matrix: never bucketed.
+bool keepsItsShape(shard::AllReduceOp op) {
+  auto compress = op->getAttrOfType<StringAttr>("metac.compress");
+  return compress && compress.getValue().starts_with("powersgd:");
 }
 
 class Bucketer {
@@ -51,12 +59,15 @@ public:
     renumber();
     llvm::MapVector<StringRef, SmallVector<shard::AllReduceOp>> byKey;
     std::vector<std::string> keys;
+    auto bucketable = [](shard::AllReduceOp op) {
+      return isa<RankedTensorType>(op.getType()) && !keepsItsShape(op);
+    };
     for (auto op : block.getOps<shard::AllReduceOp>())
-      if (isa<RankedTensorType>(op.getType()))
+      if (bucketable(op))
         keys.push_back(bucketKey(op));
     size_t k = 0;
     for (auto op : llvm::to_vector(block.getOps<shard::AllReduceOp>()))
-      if (isa<RankedTensorType>(op.getType()))
+      if (bucketable(op))
         byKey[keys[k++]].push_back(op);
     for (auto &[key, ops] : byKey)
       formBuckets(ops);
@@ -236,6 +247,8 @@ private:
     auto reduced = shard::AllReduceOp::create(
         b, loc, packed.getType(), first.getGridAttr(), first.getGridAxesAttr(),
         packed, first.getReductionAttr());
+    // The members' choices (equal: they are part of the key).
+    reduced->setDiscardableAttrs(first->getDiscardableAttrDictionary());
     int64_t offset = 0;
     for (shard::AllReduceOp op : bucket) {
       auto type = cast<RankedTensorType>(op.getType());

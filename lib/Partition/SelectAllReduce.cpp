@@ -2,7 +2,9 @@
 
 #include "metac/Partition/Passes.h"
 
+#include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -27,6 +29,43 @@ bool isCompressible(shard::AllReduceOp op) {
   return op.getReduction() == shard::ReductionKind::Sum &&
          (element.isF32() || element.isF64()) &&
          !llvm::is_contained(op.getGridAxes(), kTensorAxis);
+}
+
+/// Whether the all-reduce's result is an outer gradient: it reaches, through
+/// reshapes and the tensor axis's gathers or slices of a sharded gradient,
+/// a gradient operand of the outer update (not the meta-loss, not an
+/// inner-loop gradient).
+bool isOuterGradient(shard::AllReduceOp op) {
+  SmallVector<Value> work{op.getResult()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<nn::ReshapeOp, shard::AllGatherOp, shard::AllSliceOp>(user)) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      if (auto guard = dyn_cast<meta::UpdateGuardOp>(user);
+          guard && use.getOperandNumber() > 0)
+        return true;
+      if (auto step = dyn_cast<meta::OuterStepOp>(user);
+          step && llvm::is_contained(step.getGrads(), v))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Whether PowerSGD's factors of the all-reduce's matrix ([dim 0, rest])
+/// at `rank` are smaller than it (a vector, or a matrix too thin, is summed
+/// exactly and may be bucketed).
+bool factorizes(shard::AllReduceOp op, double rank) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (type.getRank() < 2)
+    return false;
+  double rows = double(type.getDimSize(0));
+  double cols = double(type.getNumElements()) / rows;
+  return (rows + cols) * rank < rows * cols;
 }
 
 struct SelectAllReduce
@@ -55,9 +94,11 @@ struct SelectAllReduce
           << "' (expected library, ring, tree or hierarchical)";
       return signalPassFailure();
     }
-    if (wire != "none" && wire != "bf16" && wire != "fp16") {
-      getOperation().emitError() << "unknown all-reduce compression '" << wire
-                                 << "' (expected none, bf16 or fp16)";
+    std::optional<meta::Compression> compression = meta::parseCompression(wire);
+    if (!compression) {
+      getOperation().emitError()
+          << "unknown all-reduce compression '" << wire << "' (expected "
+          << meta::kCompressionForms << ")";
       return signalPassFailure();
     }
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);
@@ -74,7 +115,15 @@ struct SelectAllReduce
         op->removeAttr(kAlgorithm);
       else
         op->setAttr(kAlgorithm, algorithmAttr);
-      if (wire != "none" && isCompressible(op))
+      // Error feedback keeps a residual per call site: for the outer
+      // gradients, which every iteration computes again, only.
+      bool compressed =
+          compression->kind != meta::Compression::Kind::None &&
+          isCompressible(op) &&
+          (!compression->withErrorFeedback() || isOuterGradient(op)) &&
+          (compression->kind != meta::Compression::Kind::PowerSGD ||
+           factorizes(op, compression->parameter));
+      if (compressed)
         op->setAttr(kCompress, wireAttr);
       else
         op->removeAttr(kCompress);

@@ -122,8 +122,12 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     pm.addPass(partition::createMetaShardOptimizerState(zero));
   }
   // Before bucketing, so that buckets follow the order in which gradients
-  // become ready.
+  // become ready and carry the choices of their members.
   if (after(Phase::Optimized)) {
+    partition::MetaSelectAllReduceOptions select;
+    select.algorithm = options.allReduce;
+    select.compress = options.compress;
+    pm.addPass(partition::createMetaSelectAllReduce(select));
     partition::MetaHoistCollectivesOptions hoist;
     hoist.overlap = options.overlap;
     pm.addPass(partition::createMetaHoistCollectives(hoist));
@@ -134,10 +138,6 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     pm.addPass(partition::createMetaBucketCollectives(bucket));
   }
   if (after(Phase::Optimized)) {
-    partition::MetaSelectAllReduceOptions select;
-    select.algorithm = options.allReduce;
-    select.compress = options.compress;
-    pm.addPass(partition::createMetaSelectAllReduce(select));
     partition::MetaOverlapCollectivesOptions overlap;
     overlap.overlap = options.overlap;
     pm.addPass(partition::createMetaOverlapCollectives(overlap));

@@ -3,6 +3,7 @@
 #include "metac/Planner/CostModel.h"
 #include "CoreSharing.h"
 
+#include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Partition/Mesh.h"
@@ -351,8 +352,14 @@ StringRef kernelKind(Operation *op) {
 
 /// One step of a rank's program, as the simulation sees it.
 struct Event {
-  enum Kind { Compute, Collective, Send, Recv } kind = Compute;
+  /// Wait: a `meta.wait`, where the rank blocks until its started
+  /// collectives (Collective with `async`) are done.
+  enum Kind { Compute, Collective, Send, Recv, Wait } kind = Compute;
   double seconds = 0;
+  /// A collective started by `metart_all_reduce_start` (--overlap): it runs
+  /// on the communication thread, after those started before it, while
+  /// the rank computes on.
+  bool async = false;
   /// Collectives: the mesh axes they span; transfers: the other stage.
   unsigned mask = 0;
   int64_t peer = 0;
@@ -540,17 +547,53 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
           mesh, e.mask, std::max<int64_t>(cluster.devicesPerNode, 1));
       e.seconds =
           estimateCollective(kind, bytes, group, cluster, algorithm).seconds;
+      e.async = op->hasAttr("metac.async");
       program.events.push_back(e);
       ++program.calls;
     };
+    if (isa<meta::WaitOp>(op)) {
+      flush();
+      Event e;
+      e.kind = Event::Wait;
+      program.events.push_back(e);
+      return;
+    }
     if (auto o = dyn_cast<shard::AllReduceOp>(op)) {
       // meta-select-allreduce's choice (--allreduce), when it made one.
       auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
       double bytes = double(byteSize(o.getInput().getType()));
-      // --compress: 16 bits per element on the wire.
-      if (o->hasAttr("metac.compress"))
-        bytes =
-            2.0 * double(cast<RankedTensorType>(o.getType()).getNumElements());
+      auto type = cast<RankedTensorType>(o.getType());
+      double elements = double(type.getNumElements());
+      std::optional<meta::Compression> compression;
+      if (auto text = o->getAttrOfType<StringAttr>("metac.compress"))
+        compression = meta::parseCompression(text.getValue());
+      using Kind = meta::Compression::Kind;
+      // top-k: every rank's index-value pairs, all-gathered.
+      if (compression && compression->kind == Kind::TopK) {
+        double k = std::max(1.0, std::round(compression->parameter * elements));
+        int64_t group = placeGroup(mesh, maskOf(o.getGridAxes()),
+                                   std::max<int64_t>(cluster.devicesPerNode, 1))
+                            .size;
+        return collective(Collective::AllGather, o.getGridAxes(),
+                          8.0 * k * double(group));
+      }
+      // PowerSGD: two all-reduces of the factors P and Q, when smaller.
+      if (compression && compression->kind == Kind::PowerSGD &&
+          type.getRank() >= 2) {
+        double rows = double(type.getDimSize(0)), cols = elements / rows;
+        double rank = compression->parameter;
+        if ((rows + cols) * rank < elements) {
+          collective(Collective::AllReduce, o.getGridAxes(), 4 * rows * rank,
+                     algorithm ? algorithm.getValue() : StringRef());
+          return collective(Collective::AllReduce, o.getGridAxes(),
+                            4 * cols * rank,
+                            algorithm ? algorithm.getValue() : StringRef());
+        }
+      }
+      // bf16, fp16: 16 bits per element on the wire.
+      if (compression &&
+          (compression->kind == Kind::BF16 || compression->kind == Kind::FP16))
+        bytes = 2.0 * elements;
       return collective(Collective::AllReduce, o.getGridAxes(), bytes,
                         algorithm ? algorithm.getValue() : StringRef());
     }
@@ -633,6 +676,8 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
   std::vector<State> state(n, State::Idle);
   std::vector<double> remaining(n, 0), until(n, 0);
   std::vector<double> clock(n, 0), compute(n, 0), comm(n, 0), bubble(n, 0);
+  // When each stage's communication thread is done with what was started.
+  std::vector<double> commFree(n, 0);
   std::vector<size_t> next(n, 0);
   std::map<std::pair<int64_t, int64_t>, std::deque<std::pair<double, double>>>
       channels;
@@ -665,9 +710,23 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
           break;
         }
         account(e);
-        comm[s] += e.seconds;
+        if (e.async) {
+          // Queued behind the collectives started before it; the rank
+          // goes on. Its time counts where a wait blocks for it.
+          commFree[s] = std::max(commFree[s], now) + e.seconds;
+          break;
+        }
+        // A blocking collective runs after the started ones.
+        comm[s] += std::max(0.0, commFree[s] - now) + e.seconds;
         state[s] = State::Busy;
-        until[s] = now + e.seconds;
+        until[s] = std::max(now, commFree[s]) + e.seconds;
+        break;
+      case Event::Wait:
+        if (commFree[s] > now) {
+          comm[s] += commFree[s] - now;
+          state[s] = State::Busy;
+          until[s] = commFree[s];
+        }
         break;
       case Event::Send:
         account(e);

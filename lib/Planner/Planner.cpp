@@ -178,6 +178,7 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.bucketBytes = options.bucketBytes;
     pipeline.allReduce = options.allReduce;
     pipeline.compress = options.compress;
+    pipeline.overlap = options.overlap;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
         plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;

@@ -25,6 +25,10 @@ struct Communicator;
 struct CommunicatorDeleter {
   void operator()(Communicator *c) const;
 };
+struct CompressionState;
+struct CompressionStateDeleter {
+  void operator()(CompressionState *s) const;
+};
 } // namespace metart::comm
 
 struct metart_context {
@@ -44,6 +48,10 @@ struct metart_context {
   /// Asynchronous collectives (CommQueue.h); after `comm`: its thread is
   /// joined before the transport it uses goes.
   std::unique_ptr<metart::comm::CommQueue> commQueue;
+  /// Error feedback of compressed all-reduces per call site (Compression.h).
+  std::unique_ptr<metart::comm::CompressionState,
+                  metart::comm::CompressionStateDeleter>
+      compression;
 };
 
 namespace metart {

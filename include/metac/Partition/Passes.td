@@ -181,15 +181,21 @@ def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
     With `compress = bf16` or `fp16`, the f32 and f64 sums over the task and
     data axes (meta-gradients, inner-loop gradients, losses) are also marked
     `metac.compress`: they travel in that type, rounded, with f32 additions.
-    Sums over the tensor axis (a layer's partial results) stay exact. Runs
-    after bucketing, so the buckets carry the choices.
+    With `topk:RATIO` or `powersgd:RANK` (lossy, with error feedback), only
+    the outer gradients are marked: the all-reduces whose results reach
+    the outer update's gradients (the meta-loss and inner-loop gradients
+    stay exact). Sums over the tensor axis (a layer's partial results) stay
+    exact. Runs before bucketing, which merges only all-reduces with the
+    same choices (and none marked `powersgd`, whose factorization needs
+    each gradient's own matrix).
   }];
   let options = [
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"\"",
            "library, ring, tree or hierarchical (empty: the training "
            "program's `parallel { allreduce = ... }`, else library)">,
     Option<"compress", "compress", "std::string", /*default=*/"\"\"",
-           "none, bf16 or fp16 (empty: the program's `compress`, else none)">,
+           "none, bf16, fp16, topk:RATIO or powersgd:RANK (empty: the "
+           "program's `compress`, else none)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -60,7 +60,7 @@ struct PipelineOptions {
   /// ring, tree or hierarchical (`metart_all_reduce_algorithm`); empty:
   /// the spec's `parallel { allreduce = ... }`, else library.
   std::string allReduce;
-  /// Wire type of gradient all-reduces: none, bf16 or fp16; empty: the
+  /// Compression of gradient all-reduces (meta::parseCompression); empty: the
   /// spec's, else none.
   std::string compress;
   /// true: gradient all-reduces start when their gradients are ready and

@@ -57,6 +57,8 @@ struct PlannerOptions {
   std::string allReduce;
   /// Wire type of gradient all-reduces (PipelineOptions::compress).
   std::string compress;
+  /// Overlapped gradient all-reduces (PipelineOptions::overlap).
+  std::string overlap;
   /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
   int64_t zero = 0;
   /// Up to this many plans, every plan is partitioned and costed exactly;

@@ -4,6 +4,7 @@
 
 #include "RuntimeCallEmitter.h"
 
+#include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 
@@ -101,8 +102,9 @@ unsigned attentionSlot(StringRef name) {
 
 class StepLowering {
 public:
-  StepLowering(RuntimeCallEmitter &emit, func::FuncOp step, StringRef name)
-      : step(step), name(name.str()), emit(emit) {}
+  StepLowering(RuntimeCallEmitter &emit, func::FuncOp step, StringRef name,
+               int64_t &nextSite)
+      : step(step), name(name.str()), emit(emit), nextSite(nextSite) {}
 
   LogicalResult lower();
 
@@ -135,6 +137,9 @@ private:
   std::string name;
   RuntimeCallEmitter &emit;
   DenseMap<Value, Value> descriptors;
+  /// The next call site of a compressed all-reduce with error feedback
+  /// (numbered over the module: the runtime keeps its state per site).
+  int64_t &nextSite;
 };
 
 LogicalResult StepLowering::lower() {
@@ -767,8 +772,22 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             // meta-select-allreduce's choices, when it made some.
             auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
             auto compress = o->getAttrOfType<StringAttr>("metac.compress");
+            bool async = o->hasAttr("metac.async");
+            // top-k and PowerSGD: lossy, with a residual per call site.
+            if (std::optional<meta::Compression> c =
+                    compress ? meta::parseCompression(compress.getValue())
+                             : std::nullopt;
+                c && c->withErrorFeedback())
+              return std::make_pair(
+                  StringRef(async ? "metart_all_reduce_compressed_start"
+                                  : "metart_all_reduce_compressed"),
+                  args({ctx, operand(o.getInput()), result(o),
+                        emit.i32(axesMask(o.getGridAxes())),
+                        emit.i32(c->kind == meta::Compression::Kind::TopK ? 1
+                                                                          : 2),
+                        emit.f64(c->parameter), emit.i64(nextSite++)}));
             // Started here, completed at its meta.wait.
-            if (o->hasAttr("metac.async"))
+            if (async)
               return std::make_pair(
                   StringRef("metart_all_reduce_start"),
                   args({ctx, operand(o.getInput()), result(o),
@@ -878,10 +897,11 @@ struct ConvertNNToRuntimePass
     // The lowered functions take the step and evaluation functions' names.
     // One emitter for the module, so constant arrays are shared.
     RuntimeCallEmitter emit(module, module.getLoc());
+    int64_t sites = 0;
     for (func::FuncOp step : steps) {
       std::string name = step.getSymName().str();
       step.setSymName(name + ".tensor");
-      if (failed(StepLowering(emit, step, name).lower()))
+      if (failed(StepLowering(emit, step, name, sites).lower()))
         return signalPassFailure();
     }
     // What is left is LLVM dialect only.

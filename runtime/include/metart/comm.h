@@ -151,6 +151,31 @@ metart_status metart_reduce_scatter_algorithm(
 metart_status metart_broadcast(metart_context *c, const metart_tensor *x,
                                const metart_tensor *y, int32_t axes_mask,
                                int64_t root);
+/* Lossy sums of f32 gradients with error feedback, on host memory (the
+   CPU backend). TOPK (parameter: the fraction of elements each rank
+   sends, in (0, 1]): every rank sends its largest entries by magnitude as
+   index-value pairs (8 bytes each), all-gathered and added in group order.
+   POWERSGD (parameter: the rank r, a whole number >= 1): x viewed as a
+   matrix [shape[0], rest] is summed as the rank-r product P Q^T from two
+   all-reduces of (rows + cols) r floats, Q warm-started from the site's
+   last call; a 1-d x, or a matrix whose factors would not be smaller, is
+   summed exactly. What a rank did not send is kept per `site` (a number
+   naming the call site) and added to its next x there. In a group of one
+   y = x: nothing is sent, nothing kept. */
+typedef enum metart_compression {
+  METART_COMPRESS_TOPK = 1,
+  METART_COMPRESS_POWERSGD = 2
+} metart_compression;
+metart_status metart_all_reduce_compressed(metart_context *c,
+                                           const metart_tensor *x,
+                                           const metart_tensor *y,
+                                           int32_t axes_mask, int32_t method,
+                                           double parameter, int64_t site);
+/* The same, started asynchronously (see below). */
+metart_status metart_all_reduce_compressed_start(
+    metart_context *c, const metart_tensor *x, const metart_tensor *y,
+    int32_t axes_mask, int32_t method, double parameter, int64_t site);
+
 /* Asynchronous collectives: metart_all_reduce_algorithm and
    metart_reduce_scatter_algorithm started now and completed by
    metart_collective_wait(c, y), with y the same tensor. x must stay

@@ -13,11 +13,13 @@
 #include "../Tensor.h"
 #include "CommQueue.h"
 #include "Communicator.h"
+#include "Compression.h"
 #include "Trace.h"
 #include "Watchdog.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 using namespace metart;
 using namespace metart::comm;
@@ -317,6 +319,111 @@ metart_all_reduce_start(metart_context *c, const metart_tensor *x,
                          [c, call](Transport *t, void *onWire) {
                            return runAllReduce(c, t, call, onWire);
                          });
+}
+
+namespace {
+
+/// A checked compressed all-reduce, by value (see AllReduceCall).
+struct CompressedCall {
+  metart_tensor x, y;
+  int32_t mask = 0, method = 0;
+  double parameter = 0;
+  int64_t count = 0, groupSize = 1, rows = 1, cols = 1;
+  /// PowerSGD on a matrix whose factors are smaller than it (else exact).
+  bool factored = false;
+  size_t wireBytes = 0;
+  CompressionSite *site = nullptr;
+};
+
+bool checkCompressed(Checker &check, metart_context *c, const metart_tensor *x,
+                     const metart_tensor *y, int32_t mask, int32_t method,
+                     double parameter, int64_t site, CompressedCall &call) {
+  int64_t rank = 0;
+  if (!operands(check, x, y) || !check.shape("y", *y, shapeOf(*x)) ||
+      !groupOf(check, c, mask, rank, call.groupSize))
+    return false;
+  if (x->dtype != METART_F32)
+    return check.reject("compresses f32 sums only, got ", describe(*x));
+  if (method == METART_COMPRESS_TOPK) {
+    if (!(parameter > 0 && parameter <= 1))
+      return check.reject("top-k sends a fraction in (0, 1], got ", parameter);
+  } else if (method == METART_COMPRESS_POWERSGD) {
+    if (!(parameter >= 1 && parameter == std::floor(parameter) &&
+          parameter < 1e6))
+      return check.reject("PowerSGD's rank is a whole number >= 1, got ",
+                          parameter);
+  } else {
+    return check.reject("unknown compression ", method);
+  }
+  Transport *transport =
+      call.groupSize > 1 ? c->comm->transport.get() : nullptr;
+  if (transport && !transport->runsOnAnyThread())
+    return check.reject("top-k and PowerSGD compression run on host memory "
+                        "(the CPU backend) only");
+  call.x = *x;
+  call.y = *y;
+  call.mask = mask;
+  call.method = method;
+  call.parameter = parameter;
+  call.count = numElements(*x);
+  if (x->rank >= 2 && x->shape[0] > 0) {
+    call.rows = x->shape[0];
+    call.cols = call.count / call.rows;
+  }
+  int64_t rank_ = static_cast<int64_t>(parameter);
+  call.factored = method == METART_COMPRESS_POWERSGD && x->rank >= 2 &&
+                  powerSgdCompresses(call.rows, call.cols, rank_);
+  call.wireBytes = method == METART_COMPRESS_TOPK
+                       ? topKBytes(call.count, parameter)
+                   : call.factored ? powerSgdBytes(call.rows, call.cols, rank_)
+                                   : call.count * sizeof(float);
+  // The site's state, found here (the caller's thread): a started
+  // collective must not insert into the map while another thread looks.
+  if (!c->compression)
+    c->compression.reset(new CompressionState());
+  call.site = &c->compression->sites[site];
+  return true;
+}
+
+KernelStatus runCompressed(metart_context *c, Transport *t,
+                           const CompressedCall &call) {
+  if (!t)
+    return copyLocal(c, call.x, call.y);
+  auto *x = static_cast<const float *>(call.x.data);
+  auto *y = static_cast<float *>(call.y.data);
+  if (call.method == METART_COMPRESS_TOPK)
+    return topKAllReduce(*t, call.mask, call.groupSize, x, y, call.count,
+                         call.parameter, *call.site);
+  if (call.factored)
+    return powerSgdAllReduce(*t, call.mask, x, y, call.rows, call.cols,
+                             static_cast<int64_t>(call.parameter), *call.site);
+  return t->allReduce(call.mask, x, y, call.count, METART_F32, Reduction::Sum);
+}
+
+} // namespace
+
+extern "C" metart_status
+metart_all_reduce_compressed(metart_context *c, const metart_tensor *x,
+                             const metart_tensor *y, int32_t axes_mask,
+                             int32_t method, double parameter, int64_t site) {
+  Checker check(c, "metart_all_reduce_compressed");
+  CompressedCall call;
+  checkCompressed(check, c, x, y, axes_mask, method, parameter, site, call);
+  return collective(check, c, "all_reduce", axes_mask, call.groupSize,
+                    call.wireBytes,
+                    [&](Transport *t) { return runCompressed(c, t, call); });
+}
+
+extern "C" metart_status metart_all_reduce_compressed_start(
+    metart_context *c, const metart_tensor *x, const metart_tensor *y,
+    int32_t axes_mask, int32_t method, double parameter, int64_t site) {
+  Checker check(c, "metart_all_reduce_compressed_start");
+  CompressedCall call;
+  checkCompressed(check, c, x, y, axes_mask, method, parameter, site, call);
+  return startCollective(
+      check, c, "all_reduce", axes_mask, call.groupSize, call.wireBytes,
+      call.y.data, 0,
+      [c, call](Transport *t, void *) { return runCompressed(c, t, call); });
 }
 
 extern "C" metart_status metart_all_gather(metart_context *c,
