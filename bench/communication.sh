@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The communication options on 2, 4 and 8 MPI processes of this machine
 # (bench/matrix/communication.yaml): time per meta-iteration, time in
-# collectives and bytes per meta-iteration for each all-reduce algorithm
-# with and without bf16 compression, the evaluation loss after the same
-# budget, and a straggler. Writes the study and its report to OUT
+# collectives (and the part of it overlapped with compute) and bytes per
+# meta-iteration for each all-reduce algorithm with and without bf16
+# compression, overlap, top-k and PowerSGD compression, the evaluation
+# loss (accuracy for Fashion-MNIST) after the same budget, and a
+# straggler. Writes the study and its report to OUT
 # (default bench/out/communication); a rerun keeps finished runs.
 #   bench/communication.sh
 set -euo pipefail
@@ -19,7 +21,8 @@ for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
     r = json.load(open(path))
     if r.get("status") != "ok":
         continue
-    loss = (r.get("evaluation") or [{}])[-1].get("loss")
+    last = (r.get("evaluation") or [{}])[-1]
+    loss = last.get("accuracy", last.get("loss"))
     option = r["axes"].get("straggler") or ("overlap=" + r["axes"]["overlap"]
                                             if "overlap" in r["axes"] else "none")
     rows.append((r["study"], r["processes"], r["axes"].get("allreduce", "library"),
@@ -29,8 +32,8 @@ for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
                  100 * r.get("comm_overlapped_fraction", 0)))
 rows.sort()
 print(f"{'study':10} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'option':>13} "
-      f"{'ms/it':>8} {'sync ms':>8} {'overlap':>7} {'bytes/it':>9} {'eval loss':>9}")
+      f"{'ms/it':>8} {'sync ms':>8} {'overlap':>7} {'bytes/it':>9} {'eval loss/acc':>13}")
 for s, n, a, c, st, t, sync, b, loss, rep, hidden in rows:
-    shown = f"{loss:9.4f}" if loss is not None else f"{'—':>9}"
+    shown = f"{loss:13.4f}" if loss is not None else f"{'—':>13}"
     print(f"{s:10} {n:5} {a:>12} {c:>8} {st:>13} {t:8.3f} {sync:8.3f} {hidden:6.0f}% {b:9.0f} {shown}")
 PY

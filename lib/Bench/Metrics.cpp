@@ -98,7 +98,8 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
           totals.bytes += number(*s, "bytes");
           totals.seconds += number(*s, "seconds");
           totals.calls += number(*s, "calls");
-          totals.overlapped += number(*s, "overlapped_seconds");
+          // Only under --overlap (absent: nothing overlapped).
+          totals.overlapped += s->getNumber("overlapped_seconds").value_or(0.0);
         }
   }
   if (seconds.empty())
@@ -152,9 +153,9 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   summary["comm_seconds_per_iteration"] = commSeconds;
   // Under --overlap: the part of the collectives' time hidden behind
   // compute (0 without).
-  summary["comm_overlapped_seconds_per_iteration"] = overlapped;
+  summary["comm_overlapped_seconds_per_iteration"] = finiteOrNull(overlapped);
   summary["comm_overlapped_fraction"] =
-      commSeconds > 0 ? overlapped / commSeconds : 0.0;
+      finiteOrNull(commSeconds > 0 ? overlapped / commSeconds : 0.0);
   summary["comm_bytes_per_iteration"] = commBytes;
   if (!profile.empty() && profileIterations > 0) {
     summary["profile"] = std::move(profile);

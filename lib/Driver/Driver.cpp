@@ -153,6 +153,13 @@ struct Options {
       cl::ValueOptional,
       cl::init(""),
       cl::cat(category)};
+  cl::opt<int64_t> staleness{
+      "staleness",
+      cl::desc("Let ranks run up to this many meta-iterations ahead of the "
+               "slowest on the task axis: each applies the outer gradients "
+               "summed that many iterations earlier (0: synchronous; "
+               "default: the spec's parallel { staleness = ... }, else 0)"),
+      cl::init(-1), cl::cat(category)};
   cl::opt<int64_t> accumulate{
       "accumulate",
       cl::desc("Accumulate meta-gradients over this many chunks of the "
@@ -286,8 +293,10 @@ struct Options {
   cl::opt<std::string> slowRank{
       "slow-rank",
       cl::desc("A straggler for tests and benchmarks: world rank R takes "
-               "FACTOR (> 1) times as long per meta-iteration"),
-      cl::value_desc("R:FACTOR"), cl::init(""), cl::cat(runCategory)};
+               "FACTOR (> 1) times as long per meta-iteration; with PERIOD "
+               "the straggler moves to the next rank every PERIOD "
+               "meta-iterations"),
+      cl::value_desc("R:FACTOR[:PERIOD]"), cl::init(""), cl::cat(runCategory)};
   cl::opt<double> divergeAbove{
       "diverge-above",
       cl::desc("An evaluation task whose query loss is above this has "
@@ -530,12 +539,16 @@ int metac::metacMain(int argc, char **argv) {
     run->maxConsecutiveSkips = options.maxConsecutiveSkips;
     run->divergeAbove = options.divergeAbove;
     if (!options.slowRank.empty()) {
-      auto [rank, factor] = StringRef(options.slowRank).split(':');
+      auto [rank, rest] = StringRef(options.slowRank).split(':');
+      auto [factor, period] = rest.split(':');
       if (rank.getAsInteger(10, run->slowRank) || run->slowRank < 0 ||
           factor.getAsDouble(run->slowFactor) || !(run->slowFactor > 1) ||
-          std::isinf(run->slowFactor)) {
-        llvm::errs() << "metac: error: --slow-rank must be R:FACTOR with a "
-                        "rank and a factor above 1, got '"
+          std::isinf(run->slowFactor) ||
+          (!period.empty() &&
+           (period.getAsInteger(10, run->slowPeriod) || run->slowPeriod < 1))) {
+        llvm::errs() << "metac: error: --slow-rank must be R:FACTOR[:PERIOD] "
+                        "with a rank, a factor above 1 and a period of at "
+                        "least 1, got '"
                      << options.slowRank << "'\n";
         return 1;
       }
@@ -685,6 +698,13 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.overlap = overlap;
+  if (options.staleness.getNumOccurrences() &&
+      (options.staleness < 0 || options.staleness > 1024)) {
+    llvm::errs() << "metac: error: --staleness must be in [0, 1024], got "
+                 << options.staleness << "\n";
+    return 1;
+  }
+  pipeline.staleness = options.staleness;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;

@@ -230,6 +230,7 @@ struct CommunicationChoice {
   std::string allReduce = "library";
   std::string compress = "none";
   bool overlap = false;
+  int64_t staleness = 0;
 };
 
 /// Reads `compress`: a name (none, bf16, fp16) or a record (`topk { ratio
@@ -295,8 +296,15 @@ bool readCommunication(SourceDiagnostics &diags, FieldReader &r,
                        CommunicationChoice &choice) {
   auto allReduce = r.name("allreduce", std::string("library"));
   auto overlap = r.name("overlap", std::string("false"));
-  if (!allReduce || !overlap)
+  auto staleness = r.integer("staleness", int64_t(0), 0);
+  if (!allReduce || !overlap || !staleness)
     return false;
+  if (*staleness > 1024) {
+    r.error(*r.find("staleness"))
+        << "staleness must be at most 1024, got " << *staleness;
+    return false;
+  }
+  choice.staleness = *staleness;
   if (*overlap != "true" && *overlap != "false") {
     r.error(*r.find("overlap"))
         << "overlap must be true or false, got '" << *overlap << "'";
@@ -326,7 +334,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   failed = true;
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster",
-                 "allreduce", "compress", "overlap"});
+                 "allreduce", "compress", "overlap", "staleness"});
   if (r.hadError() || !readCommunication(diags, r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
@@ -540,6 +548,9 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                    builder.getStringAttr(communication.compress));
   if (communication.overlap)
     train->setAttr("meta.overlap", builder.getBoolAttr(true));
+  if (communication.staleness > 0)
+    train->setAttr("meta.staleness",
+                   builder.getI64IntegerAttr(communication.staleness));
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

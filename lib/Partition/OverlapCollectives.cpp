@@ -48,9 +48,12 @@ FailureOr<bool> overlapRequested(ModuleOp module, StringRef option) {
   return failure();
 }
 
+/// Collectives that may start early (not the stale-synchronous sums,
+/// which lag by whole iterations on their own).
 bool isOverlappable(Operation *op) {
   return isa<shard::AllReduceOp, shard::ReduceScatterOp>(op) &&
-         isa<RankedTensorType>(op->getResult(0).getType());
+         isa<RankedTensorType>(op->getResult(0).getType()) &&
+         !op->hasAttr("metac.staleness");
 }
 
 /// Moves collectives and the pure ops that only feed them up to right after

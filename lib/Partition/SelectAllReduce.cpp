@@ -6,6 +6,7 @@
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 namespace metac::partition {
@@ -20,6 +21,7 @@ namespace {
 
 constexpr llvm::StringLiteral kAlgorithm = "metac.allreduce";
 constexpr llvm::StringLiteral kCompress = "metac.compress";
+constexpr llvm::StringLiteral kStaleness = "metac.staleness";
 constexpr int16_t kTensorAxis = 2; // task, data, tensor, pipeline
 
 /// Gradient sums: f32 or f64 sums that do not span the tensor axis (whose
@@ -72,6 +74,41 @@ struct SelectAllReduce
     : partition::impl::MetaSelectAllReduceBase<SelectAllReduce> {
   using Base::Base;
 
+  /// Marks the sums over the task axis in each training step (the outer
+  /// gradients and the meta-loss) `metac.staleness`: the runtime applies
+  /// each `lag` iterations late, so ranks may run ahead of the slowest.
+  LogicalResult markStale(int64_t lag, StringRef algorithm, StringRef wire) {
+    ModuleOp module = getOperation();
+    if (algorithm != "library" || wire != "none")
+      return module.emitError()
+             << "staleness " << lag << " sums with the library's all-reduce, "
+             << "uncompressed: it does not combine with allreduce = "
+             << algorithm << " or compress = " << wire;
+    LogicalResult result = success();
+    module.walk([&](meta::TrainOp train) {
+      auto stepName = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
+      auto step = stepName ? module.lookupSymbol<func::FuncOp>(stepName)
+                           : func::FuncOp();
+      if (!step)
+        return;
+      step.walk([&](Operation *op) {
+        if (isa<shard::ReduceScatterOp>(op) &&
+            llvm::is_contained(cast<shard::ReduceScatterOp>(op).getGridAxes(),
+                               int16_t(0))) {
+          result = op->emitError("staleness does not combine with sharded "
+                                 "gradients over the task axis (ZeRO-2)");
+          return;
+        }
+        auto sum = dyn_cast<shard::AllReduceOp>(op);
+        if (sum && llvm::is_contained(sum.getGridAxes(), int16_t(0)))
+          sum->setAttr(
+              kStaleness,
+              IntegerAttr::get(IntegerType::get(op->getContext(), 64), lag));
+      });
+    });
+    return result;
+  }
+
   void runOnOperation() override {
     // The command line's choice, else the training program's, else none.
     std::string chosen = algorithm, wire = compress;
@@ -101,6 +138,15 @@ struct SelectAllReduce
           << meta::kCompressionForms << ")";
       return signalPassFailure();
     }
+    // --staleness, else the program's, else 0 (synchronous).
+    int64_t lag = staleness;
+    getOperation().walk([&](meta::TrainOp train) {
+      if (auto spec = train->getAttrOfType<IntegerAttr>("meta.staleness");
+          spec && lag < 0)
+        lag = spec.getInt();
+    });
+    if (lag > 0 && failed(markStale(lag, chosen, wire)))
+      return signalPassFailure();
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);
     StringAttr wireAttr = StringAttr::get(&getContext(), wire);
     // Reduce-scatters (ZeRO-2's gradients) go around the ring too.
@@ -111,6 +157,8 @@ struct SelectAllReduce
         op->setAttr(kAlgorithm, algorithmAttr);
     });
     getOperation().walk([&](shard::AllReduceOp op) {
+      if (op->hasAttr(kStaleness))
+        return;
       if (chosen == "library")
         op->removeAttr(kAlgorithm);
       else

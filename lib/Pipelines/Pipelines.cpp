@@ -127,6 +127,7 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     partition::MetaSelectAllReduceOptions select;
     select.algorithm = options.allReduce;
     select.compress = options.compress;
+    select.staleness = options.staleness;
     pm.addPass(partition::createMetaSelectAllReduce(select));
     partition::MetaHoistCollectivesOptions hoist;
     hoist.overlap = options.overlap;

@@ -547,7 +547,9 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
           mesh, e.mask, std::max<int64_t>(cluster.devicesPerNode, 1));
       e.seconds =
           estimateCollective(kind, bytes, group, cluster, algorithm).seconds;
-      e.async = op->hasAttr("metac.async");
+      // A stale sum is waited for `staleness` iterations later: within the
+      // iteration it only occupies the communication thread.
+      e.async = op->hasAttr("metac.async") || op->hasAttr("metac.staleness");
       program.events.push_back(e);
       ++program.calls;
     };

@@ -320,6 +320,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.diverge_above = options.divergeAbove;
   run.train.slow_rank = options.slowRank;
   run.train.slow_factor = options.slowFactor;
+  run.train.slow_period = options.slowPeriod;
   run.seed = options.seed ? static_cast<int64_t>(*options.seed) : -1;
   run.backend = orNull(options.backend);
   run.memory_limit_bytes = options.memoryLimit;

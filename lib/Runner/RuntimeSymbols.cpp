@@ -23,6 +23,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_all_reduce_compressed)},
       {"metart_all_reduce_compressed_start",
        reinterpret_cast<void *>(&metart_all_reduce_compressed_start)},
+      {"metart_all_reduce_stale",
+       reinterpret_cast<void *>(&metart_all_reduce_stale)},
       {"metart_collective_wait",
        reinterpret_cast<void *>(&metart_collective_wait)},
       {"metart_reduce_scatter_algorithm",

@@ -188,6 +188,15 @@ def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
     exact. Runs before bucketing, which merges only all-reduces with the
     same choices (and none marked `powersgd`, whose factorization needs
     each gradient's own matrix).
+
+    With `staleness = S` > 0 (bounded staleness on the task axis), the sums
+    over the task axis in each training step (outer gradients, meta-loss)
+    are marked `metac.staleness = S`: the lowering calls
+    `metart_all_reduce_stale`, which starts this iteration's sum and
+    returns the one started S iterations earlier, so ranks may run up to S
+    iterations ahead of the slowest while every rank applies the same sums.
+    It sums with the library's all-reduce, uncompressed, and does not
+    combine with ZeRO-2's reduce-scatters.
   }];
   let options = [
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"\"",
@@ -196,6 +205,9 @@ def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
     Option<"compress", "compress", "std::string", /*default=*/"\"\"",
            "none, bf16, fp16, topk:RATIO or powersgd:RANK (empty: the "
            "program's `compress`, else none)">,
+    Option<"staleness", "staleness", "int64_t", /*default=*/"-1",
+           "Iterations by which the task axis's sums may lag (0: "
+           "synchronous; -1: the program's `staleness`, else 0)">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -67,6 +67,9 @@ struct PipelineOptions {
   /// overlap the rest of the backward pass; false: they do not; empty: the
   /// program's `parallel { overlap = ... }`.
   std::string overlap;
+  /// Iterations by which the task axis's sums may lag (bounded staleness);
+  /// -1: the program's `parallel { staleness = ... }`, else 0.
+  int64_t staleness = -1;
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

@@ -49,6 +49,9 @@ struct RunOptions {
   /// per meta-iteration (`--slow-rank=R:FACTOR`); factor 0: none.
   int64_t slowRank = 0;
   double slowFactor = 0;
+  /// > 0: the straggler moves to the next rank every this many
+  /// meta-iterations (metart_train_options::slow_period).
+  int64_t slowPeriod = 0;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

@@ -773,6 +773,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
             auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
             auto compress = o->getAttrOfType<StringAttr>("metac.compress");
             bool async = o->hasAttr("metac.async");
+            // Bounded staleness: this iteration's sum starts, the one of
+            // `lag` iterations ago comes back.
+            if (auto lag = o->getAttrOfType<IntegerAttr>("metac.staleness"))
+              return std::make_pair(
+                  StringRef("metart_all_reduce_stale"),
+                  args({ctx, operand(o.getInput()), result(o),
+                        emit.i32(axesMask(o.getGridAxes())),
+                        emit.i64(lag.getInt()), emit.i64(nextSite++)}));
             // top-k and PowerSGD: lossy, with a residual per call site.
             if (std::optional<meta::Compression> c =
                     compress ? meta::parseCompression(compress.getValue())

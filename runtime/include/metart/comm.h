@@ -176,6 +176,20 @@ metart_status metart_all_reduce_compressed_start(
     metart_context *c, const metart_tensor *x, const metart_tensor *y,
     int32_t axes_mask, int32_t method, double parameter, int64_t site);
 
+/* A stale-synchronous sum (bounded staleness on the task axis): the call
+   of iteration t starts the all-reduce of x and returns in y the sum
+   started by this `site`'s call t - staleness (zeros for t < staleness),
+   waiting for it if it is still running. Ranks may thus run up to
+   `staleness` iterations ahead of the slowest, and every rank still gets
+   the same sums in the same order. staleness 0 is metart_all_reduce. On
+   host memory (the CPU backend). */
+metart_status metart_all_reduce_stale(metart_context *c, const metart_tensor *x,
+                                      const metart_tensor *y, int32_t axes_mask,
+                                      int64_t staleness, int64_t site);
+/* Whether the context has made a stale-synchronous all-reduce with a
+   staleness above 0 (its ranks then need not agree every iteration). */
+int metart_has_stale_collectives(metart_context *c);
+
 /* Asynchronous collectives: metart_all_reduce_algorithm and
    metart_reduce_scatter_algorithm started now and completed by
    metart_collective_wait(c, y), with y the same tensor. x must stay

@@ -161,10 +161,15 @@ typedef struct metart_train_options {
   const char *trace_path;
   /** A straggler for tests and benchmarks: when `slow_factor` > 1, world
    *  rank `slow_rank` starts each meta-iteration's step late by
-   *  (slow_factor - 1) times its previous step's time, as a slower device
-   *  would; the other ranks wait for it in the step's collectives. */
+   *  (slow_factor - 1) times its fastest step so far, as a slower device
+   *  would; the other ranks wait for it in the step's collectives. With
+   *  `slow_period` > 0 the straggler moves on: for `slow_period`
+   *  meta-iterations each, ranks slow_rank, slow_rank + 1, ... (modulo
+   *  the world) in turn (a transient straggler, as a shared machine
+   *  makes). */
   int64_t slow_rank;
   double slow_factor;
+  int64_t slow_period;
 } metart_train_options;
 
 typedef struct metart_eval_result {

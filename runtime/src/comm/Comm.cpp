@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 using namespace metart;
 using namespace metart::comm;
@@ -144,18 +145,36 @@ metart_status collective(Checker &check, metart_context *c, const char *what,
 
 /// Starts one collective over `mask` that completes in
 /// metart_collective_wait(y): on the communication thread when the
-/// transport allows it, else now. `body(transport, scratch)` gets
-/// `scratchBytes` of device memory, allocated and freed on this thread.
+/// transport allows it; on the transport's side stream when it has one and
+/// the body only calls the transport (`transportOnly`: no kernel of the
+/// backend's, which would run on the compute stream); else now.
+/// `body(transport, scratch)` gets `scratchBytes` of device memory,
+/// allocated and freed on this thread.
 template <typename Body>
-metart_status startCollective(Checker &check, metart_context *c,
-                              const char *what, int32_t mask, int64_t groupSize,
-                              size_t bytes, const void *key,
-                              size_t scratchBytes, Body body) {
+metart_status
+startCollective(Checker &check, metart_context *c, const char *what,
+                int32_t mask, int64_t groupSize, size_t bytes, const void *key,
+                size_t scratchBytes, bool transportOnly, Body body) {
   if (!check.ok())
     return check.result();
   if (!c->commQueue)
     c->commQueue = std::make_unique<CommQueue>();
   Transport *transport = groupSize > 1 ? c->comm->transport.get() : nullptr;
+  if (transport && transportOnly && transport->runsOnSideStream()) {
+    auto bound = [&](Transport *t) { return body(t, nullptr); };
+    KernelStatus status = transport->forkSideStream();
+    if (!status.failed())
+      status = c->commQueue->run(
+          [&] { return execute(c, what, mask, transport, bytes, bound); });
+    if (KernelStatus joined = transport->joinSideStream(key); !status.failed())
+      status = joined;
+    if (status.failed())
+      return check.finish(status);
+    if (!c->commQueue->finished(key, status, mask, 0))
+      return check.invalid("a collective into this y was started and not "
+                           "waited for");
+    return check.finish(status);
+  }
   void *scratch = nullptr;
   if (transport && scratchBytes &&
       metart_buffer_alloc(c, scratchBytes, &scratch))
@@ -315,7 +334,7 @@ metart_all_reduce_start(metart_context *c, const metart_tensor *x,
   checkAllReduce(check, c, x, y, axes_mask, reduction, algorithm, wire, call);
   return startCollective(check, c, "all_reduce", axes_mask, call.groupSize,
                          call.wireBytes, call.y.data,
-                         call.compressed ? call.wireBytes : 0,
+                         call.compressed ? call.wireBytes : 0, !call.compressed,
                          [c, call](Transport *t, void *onWire) {
                            return runAllReduce(c, t, call, onWire);
                          });
@@ -422,8 +441,81 @@ extern "C" metart_status metart_all_reduce_compressed_start(
   checkCompressed(check, c, x, y, axes_mask, method, parameter, site, call);
   return startCollective(
       check, c, "all_reduce", axes_mask, call.groupSize, call.wireBytes,
-      call.y.data, 0,
+      call.y.data, 0, /*transportOnly=*/false,
       [c, call](Transport *t, void *) { return runCompressed(c, t, call); });
+}
+
+extern "C" metart_status
+metart_all_reduce_stale(metart_context *c, const metart_tensor *x,
+                        const metart_tensor *y, int32_t axes_mask,
+                        int64_t staleness, int64_t site) {
+  Checker check(c, "metart_all_reduce_stale");
+  AllReduceCall call;
+  if (checkAllReduce(check, c, x, y, axes_mask, METART_REDUCE_SUM,
+                     METART_ALLREDUCE_LIBRARY, x ? x->dtype : METART_F32,
+                     call)) {
+    if (staleness < 0 || staleness > 1024)
+      check.invalid("staleness ", staleness, " is not in [0, 1024]");
+    else if (call.groupSize > 1 && staleness > 0 &&
+             !c->comm->transport->runsOnAnyThread())
+      check.invalid("stale-synchronous all-reduces run on host memory (the "
+                    "CPU backend) only");
+  }
+  // Without a group or a lag: the plain sum.
+  if (!check.ok() || call.groupSize == 1 || staleness == 0)
+    return collective(
+        check, c, "all_reduce", axes_mask, call.groupSize, call.wireBytes,
+        [&](Transport *t) { return runAllReduce(c, t, call, nullptr); });
+  if (!c->compression)
+    c->compression.reset(new CompressionState());
+  if (!c->commQueue)
+    c->commQueue = std::make_unique<CommQueue>();
+  StaleSite &state = c->compression->stale[site];
+  size_t bytes = bytesOf(*x);
+  if (state.ring.empty())
+    state.ring.assign(staleness + 1, std::vector<char>(bytes));
+  if (int64_t(state.ring.size()) != staleness + 1 ||
+      state.ring.front().size() != bytes)
+    return check.invalid("site ", site,
+                         " was called with another size or "
+                         "staleness before");
+  // This iteration's input, summed in place while the caller goes on.
+  std::vector<char> &mine = state.ring[state.calls % (staleness + 1)];
+  std::memcpy(mine.data(), x->data, bytes);
+  AllReduceCall inFlight = call;
+  inFlight.x.data = inFlight.y.data = mine.data();
+  Transport *transport = c->comm->transport.get();
+  auto task = [c, axes_mask, transport, inFlight]() mutable {
+    auto body = [&](Transport *t) {
+      return runAllReduce(c, t, inFlight, nullptr);
+    };
+    return execute(c, "all_reduce", axes_mask, transport, inFlight.wireBytes,
+                   body);
+  };
+  if (!c->commQueue->start(mine.data(), axes_mask, task))
+    return check.invalid("site ", site, " has more than ", staleness + 1,
+                         " sums in flight");
+  ++state.calls;
+  if (state.calls <= staleness) {
+    std::memset(y->data, 0, bytes);
+    return check.finish(KernelStatus::ok());
+  }
+  // The sum started `staleness` calls ago.
+  std::vector<char> &old =
+      state.ring[(state.calls - 1 - staleness) % (staleness + 1)];
+  CommQueue::Completion done;
+  if (!c->commQueue->wait(old.data(), done))
+    return check.invalid("site ", site, " lost its sum in flight");
+  if (!done.status.failed()) {
+    c->commStats.addOverlapped(
+        axes_mask, std::max(0.0, done.runSeconds - done.waitedSeconds));
+    std::memcpy(y->data, old.data(), bytes);
+  }
+  return check.finish(done.status);
+}
+
+extern "C" int metart_has_stale_collectives(metart_context *c) {
+  return c && c->compression && !c->compression->stale.empty();
 }
 
 extern "C" metart_status metart_all_gather(metart_context *c,
@@ -613,6 +705,7 @@ metart_reduce_scatter_start(metart_context *c, const metart_tensor *x,
   size_t bytes = check.ok() ? bytesOf(*x) : 0;
   return startCollective(check, c, "reduce_scatter", axes_mask, call.groupSize,
                          bytes, call.y.data, call.outer > 1 ? bytes : 0,
+                         call.outer == 1,
                          [c, call](Transport *t, void *grouped) {
                            return runReduceScatter(c, t, call, grouped);
                          });
@@ -626,6 +719,11 @@ extern "C" metart_status metart_collective_wait(metart_context *c,
   CommQueue::Completion done;
   if (!c->commQueue || !c->commQueue->wait(y->data, done))
     return check.invalid("no collective into y ", describe(*y), " was started");
+  // On a side stream: the compute stream waits for it from here on.
+  if (c->comm && c->comm->transport && c->comm->transport->runsOnSideStream())
+    if (KernelStatus s = c->comm->transport->waitSideStream(y->data);
+        s.failed())
+      return check.finish(s);
   // The part of its run the caller did not wait for was hidden behind
   // the caller's work.
   if (!done.status.failed())

@@ -79,6 +79,21 @@ public:
   /// caller computes (host memory; a device transport would need its own
   /// stream instead).
   virtual bool runsOnAnyThread() const { return false; }
+  /// A device transport that runs a started collective on a stream of its
+  /// own: `forkSideStream` makes the side stream wait for the work queued
+  /// so far and sends the transport's collectives there until
+  /// `joinSideStream(key)`, which marks their completion under `key`;
+  /// `waitSideStream(key)` makes the compute stream wait for that mark.
+  virtual bool runsOnSideStream() const { return false; }
+  virtual KernelStatus forkSideStream() {
+    return {METART_ERROR_UNSUPPORTED, "no side stream"};
+  }
+  virtual KernelStatus joinSideStream(const void *) {
+    return {METART_ERROR_UNSUPPORTED, "no side stream"};
+  }
+  virtual KernelStatus waitSideStream(const void *) {
+    return {METART_ERROR_UNSUPPORTED, "no side stream"};
+  }
 
   /// Times one collective over `mask`: host wall time here; a device
   /// transport queues events instead and adds their time in `settle`.

@@ -1,4 +1,4 @@
-//===- Compression.h - lossy all-reduces with error feedback ----*- C++ -*-===//
+//===- Compression.h - all-reduces with state across iterations -*- C++ -*-===//
 //
 // Gradient all-reduces that send a fraction of the bytes (seed document
 // 002): top-k sparsification (each rank sends its k largest entries by
@@ -9,7 +9,9 @@
 // the next gradient of the same call site (error feedback), so that no
 // part of a gradient is lost, only delayed. The state lives in the context
 // per call site (a number the compiler gives each compressed all-reduce).
-// They work on host memory (the CPU backend), in f32.
+// They work on host memory (the CPU backend), in f32. Stale-synchronous
+// all-reduces (metart_all_reduce_stale) keep their recent inputs per call
+// site here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +32,18 @@ struct CompressionSite {
   std::vector<float> q;
 };
 
+/// A stale-synchronous all-reduce's call site (--staleness=S): the S + 1
+/// most recent inputs, each summed in place by a started all-reduce, and
+/// the number of calls so far.
+struct StaleSite {
+  std::vector<std::vector<char>> ring;
+  int64_t calls = 0;
+};
+
 /// Every call site's state, in one context.
 struct CompressionState {
   std::map<int64_t, CompressionSite> sites;
+  std::map<int64_t, StaleSite> stale;
 };
 
 /// The k of top-k: `ratio` of n, at least 1.

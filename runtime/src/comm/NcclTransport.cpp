@@ -13,6 +13,7 @@
 
 #include <nccl.h>
 
+#include <map>
 #include <vector>
 
 using namespace metart;
@@ -64,6 +65,10 @@ public:
   }
   ~NcclTransport() override {
     cudaSetDevice(backend.getDevice());
+    for (auto &[key, event] : joined)
+      cudaEventDestroy(event);
+    if (side)
+      cudaStreamDestroy(side);
     for (const Timing &t : pending) {
       cudaEventDestroy(t.start);
       cudaEventDestroy(t.stop);
@@ -137,6 +142,60 @@ public:
   }
   KernelStatus barrier(int mask) override { return mpi->barrier(mask); }
 
+  // --overlap: started collectives go to a second stream, forked from and
+  // joined back into the compute stream with events (a fork-join that a
+  // CUDA graph captures as two branches).
+  bool runsOnSideStream() const override { return true; }
+  KernelStatus forkSideStream() override {
+    if (!side)
+      if (KernelStatus s =
+              checkCuda(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking),
+                        "cudaStreamCreateWithFlags");
+          s.failed())
+        return s;
+    cudaEvent_t ready = nullptr;
+    if (KernelStatus s =
+            checkCuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+                      "cudaEventCreateWithFlags");
+        s.failed())
+      return s;
+    KernelStatus s =
+        checkCuda(cudaEventRecord(ready, stream()), "cudaEventRecord");
+    if (!s.failed())
+      s = checkCuda(cudaStreamWaitEvent(side, ready, 0), "cudaStreamWaitEvent");
+    cudaEventDestroy(ready);
+    if (!s.failed())
+      onSide = true;
+    return s;
+  }
+  KernelStatus joinSideStream(const void *key) override {
+    onSide = false;
+    cudaEvent_t done = nullptr;
+    if (KernelStatus s =
+            checkCuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+                      "cudaEventCreateWithFlags");
+        s.failed())
+      return s;
+    if (KernelStatus s =
+            checkCuda(cudaEventRecord(done, side), "cudaEventRecord");
+        s.failed()) {
+      cudaEventDestroy(done);
+      return s;
+    }
+    joined[key] = done;
+    return KernelStatus::ok();
+  }
+  KernelStatus waitSideStream(const void *key) override {
+    auto it = joined.find(key);
+    if (it == joined.end())
+      return KernelStatus::ok();
+    KernelStatus s = checkCuda(cudaStreamWaitEvent(stream(), it->second, 0),
+                               "cudaStreamWaitEvent");
+    cudaEventDestroy(it->second);
+    joined.erase(it);
+    return s;
+  }
+
   // Events around each collective, read in `settle`: timing on the host
   // would wait for the device after every call.
   void startTimer() override {
@@ -168,9 +227,14 @@ private:
     int mask = 0;
   };
 
-  cudaStream_t stream() { return backend.getStream().get(); }
+  cudaStream_t stream() { return onSide ? side : backend.getStream().get(); }
 
   cuda::CudaBackend &backend;
+  /// The stream of started collectives (--overlap), made on first use.
+  cudaStream_t side = nullptr;
+  bool onSide = false;
+  /// Each started collective's completion on the side stream.
+  std::map<const void *, cudaEvent_t> joined;
   std::unique_ptr<MpiTransport> mpi;
   ncclComm_t comms[kNumMasks];
   Timing current;

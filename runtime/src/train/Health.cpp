@@ -42,7 +42,9 @@ metart_status UpdateHealth::check(int32_t lossType, double &loss, bool &healthy,
   // 0: healthy; 1: a gradient is not finite; 2: the loss is not. The
   // ranks agree on the worst.
   double bad = !std::isfinite(loss) ? 2 : firstNonfiniteGradient() >= 0 ? 1 : 0;
-  if (!s && verdictTensor.data) {
+  // With stale-synchronous sums every rank applies the same sums without
+  // meeting every iteration; a verdict all-reduce would make them meet.
+  if (!s && verdictTensor.data && !metart_has_stale_collectives(context)) {
     s = metart_copy_to_device(context, verdictTensor.data, &bad, sizeof(bad));
     if (!s)
       s = metart_all_reduce(context, &verdictTensor, &verdictTensor,

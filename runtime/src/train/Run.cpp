@@ -298,7 +298,7 @@ const char *kUsage =
     "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
     "  --quiet                 no progress output\n"
-    "  --slow-rank=R:FACTOR    rank R takes FACTOR times as long per\n"
+    "  --slow-rank=R:FACTOR[:PERIOD]  rank R takes FACTOR times as long per\n"
     "                          meta-iteration (a straggler, for tests)\n"
     "  --profile               time each runtime call (kernels, copies,\n"
     "                          collectives) and print the totals\n"
@@ -334,16 +334,27 @@ bool parsePositive(const char *text, double &out) {
 }
 
 /// `R:FACTOR`: a world rank and a factor above 1.
-bool parseSlowRank(const char *text, int64_t &rank, double &factor) {
+bool parseSlowRank(const char *text, int64_t &rank, double &factor,
+                   int64_t &period) {
   char *end = nullptr;
   long long r = std::strtoll(text, &end, 10);
   if (end == text || *end != ':' || r < 0)
     return false;
+  std::string rest = end + 1;
+  long long p = 0;
+  if (size_t colon = rest.find(':'); colon != std::string::npos) {
+    char *periodEnd = nullptr;
+    p = std::strtoll(rest.c_str() + colon + 1, &periodEnd, 10);
+    if (periodEnd == rest.c_str() + colon + 1 || *periodEnd || p < 1)
+      return false;
+    rest.resize(colon);
+  }
   double f = 0;
-  if (!parsePositive(end + 1, f) || !(f > 1))
+  if (!parsePositive(rest.c_str(), f) || !(f > 1))
     return false;
   rank = r;
   factor = f;
+  period = p;
   return true;
 }
 
@@ -411,7 +422,8 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.diverge_above = real;
     } else if (key == "--slow-rank" &&
                parseSlowRank(value, options.train.slow_rank,
-                             options.train.slow_factor)) {
+                             options.train.slow_factor,
+                             options.train.slow_period)) {
     } else if (key == "--backend" && (std::strcmp(value, "cpu") == 0 ||
                                       std::strcmp(value, "cuda") == 0)) {
       options.backend = value;

@@ -492,7 +492,7 @@ metart_status Trainer::run(metart_train_result &result) {
   double elapsed = 0, lossValue = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
-  std::chrono::steady_clock::duration lastStep{};
+  std::chrono::steady_clock::duration lastStep{}, fastestStep{};
   for (int64_t it = start; it < total; ++it) {
     // The profile covers the timed iterations (after the first).
     context->profile.enable(options.profile && it > start);
@@ -503,14 +503,24 @@ metart_status Trainer::run(metart_train_result &result) {
       break;
     // A straggler computes slower: it starts its step late by (factor - 1)
     // times its last step, so the others wait in the step's collectives.
-    if (options.slow_factor > 1 && metart_world_rank() == options.slow_rank)
-      std::this_thread::sleep_for(lastStep * (options.slow_factor - 1));
+    int64_t slowRank =
+        options.slow_period > 0
+            ? (options.slow_rank + (it - start) / options.slow_period) %
+                  metart_world_size()
+            : options.slow_rank;
+    if (options.slow_factor > 1 && metart_world_rank() == slowRank &&
+        fastestStep.count() > 0)
+      std::this_thread::sleep_for(fastestStep * (options.slow_factor - 1));
     auto stepBegin = std::chrono::steady_clock::now();
     std::string stepError;
     metart_status stepStatus =
         runner.run(inputs.data(), outputs.data(), stepError);
     auto stepEnd = std::chrono::steady_clock::now();
     lastStep = stepEnd - stepBegin;
+    // Its own work: waiting for a straggler lengthens a step, never
+    // shortens it.
+    if (fastestStep.count() == 0 || lastStep < fastestStep)
+      fastestStep = lastStep;
     metart::trace::record("step", 0, 0, stepBegin, stepEnd);
     if (stepStatus) {
       status = fail(stepStatus, "meta-iteration %lld failed: %s",

@@ -188,3 +188,48 @@ TEST(Compression, MisuseIsAnError) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(StaleAllReduce, ReturnsTheSumStartedStalenessCallsAgo) {
+  MeshContext c = worldContext();
+  int64_t g = metart_world_size();
+  const int64_t lag = 2;
+  HostTensor x({3}, METART_F64), y({3}, METART_F64);
+  for (int call = 0; call < 6; ++call) {
+    for (int64_t i = 0; i < 3; ++i)
+      x.set(i, 10.0 * call + i + metart_world_rank());
+    ASSERT_EQ(metart_all_reduce_stale(c, &x.t, &y.t, 1, lag, 5), METART_OK)
+        << metart_context_last_error(c);
+    for (int64_t i = 0; i < 3; ++i) {
+      // A group of one has nothing to wait for: the plain sum, now.
+      int source = g > 1 ? call - lag : call;
+      double expected = 0;
+      if (source >= 0)
+        for (int64_t r = 0; r < g; ++r)
+          expected += 10.0 * source + i + r;
+      EXPECT_EQ(y.get(i), expected) << "call " << call << ", element " << i;
+    }
+  }
+  EXPECT_EQ(metart_has_stale_collectives(c), g > 1 ? 1 : 0);
+  // Staleness 0 is the plain sum.
+  HostTensor z({3}, METART_F64);
+  ASSERT_EQ(metart_all_reduce_stale(c, &x.t, &z.t, 1, 0, 6), METART_OK);
+  EXPECT_EQ(z.get(0), g * 50.0 + g * (g - 1) / 2.0);
+}
+
+TEST(StaleAllReduce, MisuseIsAnError) {
+  MeshContext c = worldContext();
+  HostTensor x({3}, METART_F32), y({3}, METART_F32), longer({4}, METART_F32);
+  EXPECT_EQ(metart_all_reduce_stale(c, &x.t, &y.t, 1, -1, 0),
+            METART_ERROR_INVALID_ARGUMENT);
+  if (metart_world_size() == 1)
+    return;
+  ASSERT_EQ(metart_all_reduce_stale(c, &x.t, &y.t, 1, 1, 9), METART_OK);
+  EXPECT_EQ(metart_all_reduce_stale(c, &longer.t, &longer.t, 1, 1, 9),
+            METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(metart_context_last_error(c)).find("another size"),
+            std::string::npos);
+}
+
+} // namespace
