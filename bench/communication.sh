@@ -23,17 +23,18 @@ for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
         continue
     last = (r.get("evaluation") or [{}])[-1]
     loss = last.get("accuracy", last.get("loss"))
-    option = r["axes"].get("straggler") or ("overlap=" + r["axes"]["overlap"]
-                                            if "overlap" in r["axes"] else "none")
+    axes = r["axes"]
+    option = ",".join(f"{k}={axes[k]}" for k in ("overlap", "staleness", "straggler")
+                      if k in axes) or "none"
     rows.append((r["study"], r["processes"], r["axes"].get("allreduce", "library"),
                  r["axes"].get("compress", "none"), option,
                  r["seconds_per_iteration"] * 1e3, r["comm_seconds_per_iteration"] * 1e3,
                  r["comm_bytes_per_iteration"], loss, r["repetition"],
                  100 * r.get("comm_overlapped_fraction", 0)))
 rows.sort()
-print(f"{'study':10} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'option':>13} "
+print(f"{'study':10} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'option':>28} "
       f"{'ms/it':>8} {'sync ms':>8} {'overlap':>7} {'bytes/it':>9} {'eval loss/acc':>13}")
 for s, n, a, c, st, t, sync, b, loss, rep, hidden in rows:
     shown = f"{loss:13.4f}" if loss is not None else f"{'—':>13}"
-    print(f"{s:10} {n:5} {a:>12} {c:>8} {st:>13} {t:8.3f} {sync:8.3f} {hidden:6.0f}% {b:9.0f} {shown}")
+    print(f"{s:10} {n:5} {a:>12} {c:>8} {st:>28} {t:8.3f} {sync:8.3f} {hidden:6.0f}% {b:9.0f} {shown}")
 PY
