@@ -42,16 +42,19 @@ struct metart_context {
   metart::KernelProfile profile;
   /// The timeline of its calls, under --trace (Timeline.h).
   metart::Timeline timeline;
-  /// Declared last: destroyed before the backend whose stream it may use.
+  /// Destroyed before the backend whose stream it may use.
   std::unique_ptr<metart::comm::Communicator, metart::comm::CommunicatorDeleter>
       comm;
-  /// Asynchronous collectives (CommQueue.h); after `comm`: its thread is
-  /// joined before the transport it uses goes.
-  std::unique_ptr<metart::comm::CommQueue> commQueue;
-  /// Error feedback of compressed all-reduces per call site (Compression.h).
+  /// Error feedback of compressed all-reduces per call site (Compression.h):
+  /// the buffers that started collectives still use, so declared before
+  /// `commQueue`.
   std::unique_ptr<metart::comm::CompressionState,
                   metart::comm::CompressionStateDeleter>
       compression;
+  /// Asynchronous collectives (CommQueue.h); last: its
+  /// thread is joined (what is queued runs) before the transport and the
+  /// call sites' buffers it uses go.
+  std::unique_ptr<metart::comm::CommQueue> commQueue;
 };
 
 namespace metart {

@@ -98,6 +98,10 @@ extern "C" metart_status metart_comm_attach(metart_context *c,
       return check.finish(s);
     comm->transport = std::move(transport);
   }
+  // What was started on the old communicator runs on it first; the call
+  // sites' state belongs to the old groups.
+  c->commQueue.reset();
+  c->compression.reset();
   c->comm.reset(comm.release());
   return METART_OK;
 }

@@ -54,7 +54,7 @@ extern "C" metart_status metart_comm_stats_get(metart_context *c,
     return METART_ERROR_INVALID_ARGUMENT;
   }
   settle(c);
-  *out_stats = c->commStats.perMask[axes_mask];
+  *out_stats = c->commStats.get(axes_mask);
   return METART_OK;
 }
 
@@ -66,7 +66,8 @@ extern "C" metart_status metart_comm_stats_total(metart_context *c,
   }
   settle(c);
   *out_stats = {};
-  for (const metart_comm_stats &s : c->commStats.perMask) {
+  for (int mask = 0; mask < kNumMasks; ++mask) {
+    metart_comm_stats s = c->commStats.get(mask);
     out_stats->calls += s.calls;
     out_stats->bytes += s.bytes;
     out_stats->seconds += s.seconds;

@@ -11,6 +11,8 @@
 
 #include "metart/comm.h"
 
+#include <mutex>
+
 namespace metart::comm {
 
 /// The number of axes masks (4 axes: 0 to 15).
@@ -19,22 +21,37 @@ inline constexpr int kNumMasks = 1 << METART_NUM_AXES;
 /// A mask's name ("task", "task+data", "none"), "" out of range.
 const char *axesName(int mask);
 
-/// The counters of one context.
-struct Stats {
-  metart_comm_stats perMask[kNumMasks] = {};
-
+/// The counters of one context. Locked: the communication thread counts
+/// started collectives while the caller reads or resets the counters.
+class Stats {
+public:
   void addCall(int mask, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
     ++perMask[mask].calls;
     perMask[mask].bytes += bytes;
   }
   void addSeconds(int mask, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
     perMask[mask].seconds += seconds;
   }
   void addOverlapped(int mask, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
     ++perMask[mask].async_calls;
     perMask[mask].overlapped_seconds += seconds;
   }
-  void reset() { *this = Stats(); }
+  metart_comm_stats get(int mask) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return perMask[mask];
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (metart_comm_stats &s : perMask)
+      s = {};
+  }
+
+private:
+  mutable std::mutex mutex;
+  metart_comm_stats perMask[kNumMasks] = {};
 };
 
 } // namespace metart::comm
