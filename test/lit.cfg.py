@@ -51,4 +51,6 @@ tools = [
 if config.metac_fuzzer_enabled:
     config.available_features.add("fuzzer")
     tools.append(ToolSubst("metac-fuzz-frontend", unresolved="fatal"))
+    tools.append(ToolSubst("metac-fuzz-safetensors", unresolved="fatal"))
+    tools.append(ToolSubst("metac-fuzz-cluster", unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, [config.metac_tools_dir, config.llvm_tools_dir])

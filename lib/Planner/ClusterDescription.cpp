@@ -557,15 +557,28 @@ llvm::StringRef metac::planner::stringifyLinkKind(LinkKind kind) {
 std::optional<ClusterDescription>
 metac::planner::readClusterDescription(llvm::MemoryBufferRef buffer,
                                        llvm::raw_ostream &diagnostics) {
+  struct Sink {
+    llvm::raw_ostream &os;
+    bool reported = false;
+  } sink{diagnostics};
   auto handler = [](const llvm::SMDiagnostic &diagnostic, void *context) {
-    diagnostic.print(nullptr, *static_cast<llvm::raw_ostream *>(context));
+    auto *sink = static_cast<Sink *>(context);
+    diagnostic.print(nullptr, sink->os);
+    sink->reported = true;
   };
-  llvm::yaml::Input input(buffer, nullptr, handler, &diagnostics);
+  llvm::yaml::Input input(buffer, nullptr, handler, &sink);
   ClusterDescription cluster;
   input >> cluster;
-  if (input.error())
-    return std::nullopt;
-  return cluster;
+  if (!input.error())
+    return cluster;
+  // The YAML reader refuses a file without a document (empty, or comments
+  // only) and says nothing (found by fuzz/FuzzClusterDescription.cpp).
+  if (!sink.reported)
+    diagnostics << buffer.getBufferIdentifier()
+                << ":1:1: error: the cluster description is empty (expected "
+                   "a mapping with 'name', 'nodes', 'devices_per_node', "
+                   "'device' and 'links')\n";
+  return std::nullopt;
 }
 
 std::optional<ClusterDescription>
