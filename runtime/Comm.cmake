@@ -16,6 +16,7 @@ target_sources(metart PRIVATE
   src/comm/Trace.cpp
   src/comm/Watchdog.cpp
   src/comm/World.cpp
+  src/comm/WorldLifetime.cpp
 )
 
 find_package(Threads REQUIRED)

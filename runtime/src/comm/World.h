@@ -36,6 +36,8 @@ struct World {
 
 /// The world of this process (rank 0 of 1 before `initWorld`).
 const World &world();
+/// The world to fill in, for WorldLifetime.cpp alone.
+World &worldForSetUp();
 
 /// Joins the world (idempotent); on failure `error` says why.
 metart_status initWorld(std::string &error);
