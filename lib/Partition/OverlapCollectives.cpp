@@ -179,14 +179,23 @@ void splitCollectives(Block &block) {
   }
 }
 
-/// The single-block bodies of the module's functions.
-SmallVector<Block *> functionBlocks(ModuleOp module) {
+/// Runs `transform` on the body of each single-block function when
+/// overlap is requested; fails on a bad request.
+LogicalResult forEachBlockIfRequested(ModuleOp module, StringRef option,
+                                      function_ref<void(Block &)> transform) {
+  FailureOr<bool> requested = overlapRequested(module, option);
+  if (failed(requested))
+    return failure();
+  if (!*requested)
+    return success();
   SmallVector<Block *> blocks;
   module.walk([&](func::FuncOp f) {
     if (f.getBody().hasOneBlock())
       blocks.push_back(&f.getBody().front());
   });
-  return blocks;
+  for (Block *block : blocks)
+    transform(*block);
+  return success();
 }
 
 struct HoistCollectives
@@ -194,13 +203,9 @@ struct HoistCollectives
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<bool> requested = overlapRequested(getOperation(), overlap);
-    if (failed(requested))
-      return signalPassFailure();
-    if (!*requested)
-      return;
-    for (Block *block : functionBlocks(getOperation()))
-      Hoister(*block).run();
+    if (failed(forEachBlockIfRequested(getOperation(), overlap,
+                                       [](Block &b) { Hoister(b).run(); })))
+      signalPassFailure();
   }
 };
 
@@ -209,13 +214,9 @@ struct OverlapCollectives
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<bool> requested = overlapRequested(getOperation(), overlap);
-    if (failed(requested))
-      return signalPassFailure();
-    if (!*requested)
-      return;
-    for (Block *block : functionBlocks(getOperation()))
-      splitCollectives(*block);
+    if (failed(
+            forEachBlockIfRequested(getOperation(), overlap, splitCollectives)))
+      signalPassFailure();
   }
 };
 

@@ -2,9 +2,9 @@
 
 #include "metac/Conversion/Passes.h"
 
+#include "CollectiveCalls.h"
 #include "RuntimeCallEmitter.h"
 
-#include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
 
@@ -49,40 +49,6 @@ std::optional<int64_t> binaryCode(Operation *op) {
       .Case([](nn::MulOp) { return 2; })
       .Case([](nn::DivOp) { return 3; })
       .Default([](Operation *) { return std::nullopt; });
-}
-
-int64_t axesMask(ArrayRef<shard::GridAxis> axes) {
-  int64_t mask = 0;
-  for (shard::GridAxis axis : axes)
-    mask |= int64_t(1) << axis;
-  return mask;
-}
-
-/// metart_reduction codes.
-int64_t reductionCode(shard::ReductionKind kind) {
-  return kind == shard::ReductionKind::Max ? 1 : 0;
-}
-
-/// metart_allreduce_algorithm codes of meta-select-allreduce's names.
-int64_t allReduceAlgorithmCode(StringAttr name) {
-  if (!name)
-    return 0;
-  return llvm::StringSwitch<int64_t>(name.getValue())
-      .Case("ring", 1)
-      .Case("tree", 2)
-      .Case("hierarchical", 3)
-      .Default(0);
-}
-
-/// The metart_dtype an all-reduce's data travels in: its own, or the one
-/// meta-select-allreduce's `metac.compress` names.
-int64_t wireDtype(shard::AllReduceOp op, StringAttr compress) {
-  if (compress && compress.getValue() == "bf16")
-    return 4;
-  if (compress && compress.getValue() == "fp16")
-    return 5;
-  return lowering::metartDtypeOf(
-      cast<RankedTensorType>(op.getType()).getElementType());
 }
 
 int64_t byteSize(Type type) {
@@ -542,9 +508,10 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     ArrayRef<int64_t> destination = send.getDestination();
     if (destination.size() != 1)
       return send.emitOpError("is lowered only to a peer on one axis");
-    emit.checkedCall("metart_send", {ctx, operand(send.getInput()),
-                                     emit.i32(axesMask(send.getGridAxes())),
-                                     emit.i64(destination[0])});
+    emit.checkedCall("metart_send",
+                     {ctx, operand(send.getInput()),
+                      emit.i32(lowering::axesMask(send.getGridAxes())),
+                      emit.i64(destination[0])});
     descriptors[send.getResult()] = operand(send.getInput());
     return success();
   }
@@ -553,7 +520,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     if (!source || source->size() != 1)
       return recv.emitOpError("is lowered only from a peer on one axis");
     emit.checkedCall("metart_recv",
-                     {ctx, result(op), emit.i32(axesMask(recv.getGridAxes())),
+                     {ctx, result(op),
+                      emit.i32(lowering::axesMask(recv.getGridAxes())),
                       emit.i64((*source)[0])});
     return success();
   }
@@ -595,6 +563,15 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     Value a = operand(op->getOperand(0)), c = operand(op->getOperand(1));
     emit.checkedCall("metart_nn_binary",
                      {ctx, emit.i32(*code), a, c, result(op)});
+    return success();
+  }
+  // Collectives over the axes of the mesh (CollectiveCalls.cpp).
+  if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllSliceOp,
+          shard::ReduceScatterOp>(op)) {
+    Value input = operand(op->getOperand(0));
+    lowering::RuntimeCall collective =
+        lowering::collectiveCall(op, emit, ctx, input, result(op), nextSite);
+    emit.checkedCall(collective.callee, collective.args);
     return success();
   }
   std::optional<std::pair<StringRef, SmallVector<Value>>> call =
@@ -765,98 +742,6 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                 StringRef("metart_nn_accuracy"),
                 args({ctx, operand(o.getLogits()), operand(o.getLabels()),
                       emit.i64(o.getBatchRank()), result(o)}));
-          })
-          // Collectives over the axes of the mesh (a bit mask, bit i for
-          // grid axis i); the runtime maps each mask to a communicator.
-          .Case([&](shard::AllReduceOp o) {
-            // meta-select-allreduce's choices, when it made some.
-            auto algorithm = o->getAttrOfType<StringAttr>("metac.allreduce");
-            auto compress = o->getAttrOfType<StringAttr>("metac.compress");
-            bool async = o->hasAttr("metac.async");
-            // Bounded staleness: this iteration's sum starts, the one of
-            // `lag` iterations ago comes back.
-            if (auto lag = o->getAttrOfType<IntegerAttr>("metac.staleness"))
-              return std::make_pair(
-                  StringRef("metart_all_reduce_stale"),
-                  args({ctx, operand(o.getInput()), result(o),
-                        emit.i32(axesMask(o.getGridAxes())),
-                        emit.i64(lag.getInt()), emit.i64(nextSite++)}));
-            // top-k and PowerSGD: lossy, with a residual per call site.
-            if (std::optional<meta::Compression> c =
-                    compress ? meta::parseCompression(compress.getValue())
-                             : std::nullopt;
-                c && c->withErrorFeedback())
-              return std::make_pair(
-                  StringRef(async ? "metart_all_reduce_compressed_start"
-                                  : "metart_all_reduce_compressed"),
-                  args({ctx, operand(o.getInput()), result(o),
-                        emit.i32(axesMask(o.getGridAxes())),
-                        emit.i32(c->kind == meta::Compression::Kind::TopK ? 1
-                                                                          : 2),
-                        emit.f64(c->parameter), emit.i64(nextSite++)}));
-            // Started here, completed at its meta.wait.
-            if (async)
-              return std::make_pair(
-                  StringRef("metart_all_reduce_start"),
-                  args({ctx, operand(o.getInput()), result(o),
-                        emit.i32(axesMask(o.getGridAxes())),
-                        emit.i32(reductionCode(o.getReduction())),
-                        emit.i32(allReduceAlgorithmCode(algorithm)),
-                        emit.i32(wireDtype(o, compress))}));
-            if (algorithm || compress)
-              return std::make_pair(
-                  StringRef("metart_all_reduce_algorithm"),
-                  args({ctx, operand(o.getInput()), result(o),
-                        emit.i32(axesMask(o.getGridAxes())),
-                        emit.i32(reductionCode(o.getReduction())),
-                        emit.i32(allReduceAlgorithmCode(algorithm)),
-                        emit.i32(wireDtype(o, compress))}));
-            return std::make_pair(
-                StringRef("metart_all_reduce"),
-                args({ctx, operand(o.getInput()), result(o),
-                      emit.i32(axesMask(o.getGridAxes())),
-                      emit.i32(reductionCode(o.getReduction()))}));
-          })
-          .Case([&](shard::AllGatherOp o) {
-            return std::make_pair(
-                StringRef("metart_all_gather"),
-                args({ctx, operand(o.getInput()), result(o),
-                      emit.i32(axesMask(o.getGridAxes())),
-                      emit.i64(o.getGatherAxis().getSExtValue())}));
-          })
-          .Case([&](shard::AllSliceOp o) {
-            return std::make_pair(
-                StringRef("metart_all_slice"),
-                args({ctx, operand(o.getInput()), result(o),
-                      emit.i32(axesMask(o.getGridAxes())),
-                      emit.i64(o.getSliceAxis().getSExtValue())}));
-          })
-          .Case([&](shard::ReduceScatterOp o) {
-            if (o->hasAttr("metac.async"))
-              return std::make_pair(
-                  StringRef("metart_reduce_scatter_start"),
-                  args(
-                      {ctx, operand(o.getInput()), result(o),
-                       emit.i32(axesMask(o.getGridAxes())),
-                       emit.i64(o.getScatterAxis().getSExtValue()),
-                       emit.i32(reductionCode(o.getReduction())),
-                       emit.i32(allReduceAlgorithmCode(
-                           o->getAttrOfType<StringAttr>("metac.allreduce")))}));
-            if (auto algorithm =
-                    o->getAttrOfType<StringAttr>("metac.allreduce"))
-              return std::make_pair(
-                  StringRef("metart_reduce_scatter_algorithm"),
-                  args({ctx, operand(o.getInput()), result(o),
-                        emit.i32(axesMask(o.getGridAxes())),
-                        emit.i64(o.getScatterAxis().getSExtValue()),
-                        emit.i32(reductionCode(o.getReduction())),
-                        emit.i32(allReduceAlgorithmCode(algorithm))}));
-            return std::make_pair(
-                StringRef("metart_reduce_scatter"),
-                args({ctx, operand(o.getInput()), result(o),
-                      emit.i32(axesMask(o.getGridAxes())),
-                      emit.i64(o.getScatterAxis().getSExtValue()),
-                      emit.i32(reductionCode(o.getReduction()))}));
           })
           .Default(
               [](Operation *)
