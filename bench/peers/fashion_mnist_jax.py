@@ -14,9 +14,12 @@ meta-batch 4, Adam 1e-3. Tasks are drawn on the host (numpy) each
 meta-iteration and included in the time, as metac draws its own.
 
 Variants, both under jax.jit: `vmap` over the meta-batch's tasks, `loop`
-a Python loop over them unrolled by the trace. Prints one line per
-algorithm and variant: `jax ALGORITHM VARIANT: X ms/iteration (N ...)`.
-Run from bench/peers.sh.
+a Python loop over them unrolled by the trace. `--device cpu` (the
+default) runs on JAX's CPU platform only; `--device cuda` on the first GPU
+(jax.devices("gpu"); the host-drawn tasks are copied to it each step), with
+f32 products at full precision unless `--tf32` (metac computes in full
+f32). Prints one line per algorithm and variant: `jax ALGORITHM VARIANT: X
+ms/iteration (N ...)`. Run from bench/peers.sh.
 """
 
 import argparse
@@ -163,7 +166,26 @@ def main():
     parser.add_argument("--algorithms", default="maml,protonet")
     parser.add_argument("--variants", default="vmap,loop")
     parser.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true",
+                        help="on cuda, let XLA use TF32 for f32 products")
     args = parser.parse_args()
+    with jax.default_device(select_device(args.device, args.tf32)):
+        run(args)
+
+
+def select_device(device, tf32):
+    """The device to compute on; on cpu, JAX's CPU platform only (before
+    any backend starts), so that a GPU build of jaxlib stays off the GPU."""
+    if device == "cpu":
+        jax.config.update("jax_platforms", "cpu")
+        return jax.devices("cpu")[0]
+    if not tf32:
+        jax.config.update("jax_default_matmul_precision", "highest")
+    return jax.devices("gpu")[0]
+
+
+def run(args):
     for algorithm in args.algorithms.split(","):
         task_loss = maml_task_loss if algorithm == "maml" else \
             protonet_task_loss

@@ -7,8 +7,11 @@ meta-batch's tasks are vmapped (torch.func.vmap), MAML's inner steps are
 torch.func.grad (exact second order through the outer torch.func.grad),
 and `compile` runs the same meta-gradient under torch.compile, or reports
 it unsupported. Tasks are drawn by the reference's sampler inside the
-timed loop. Prints `torch ALGORITHM VARIANT: X ms/iteration (N ...)` or
-`torch ALGORITHM VARIANT: unsupported (REASON)`. Run from bench/peers.sh.
+timed loop (on the CPU, as the reference draws them, then moved to the
+device: `--device cpu` or `cuda`; on cuda the timing waits for the device,
+and TF32 is off unless `--tf32`, as in the reference). Prints `torch
+ALGORITHM VARIANT: X ms/iteration (N ...)` or `torch ALGORITHM VARIANT:
+unsupported (REASON)`. Run from bench/peers.sh.
 """
 
 import argparse
@@ -50,8 +53,17 @@ def main():
     parser.add_argument("--data-dir",
                         default="/usr/share/datasets/fashion-mnist")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true",
+                        help="on cuda, let cuBLAS/cuDNN use TF32 for f32")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    synchronize = None
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+        synchronize = torch.cuda.synchronize
     split = reference.Split(args.data_dir, "train")
     for algorithm in args.algorithms.split(","):
         task_loss = maml_task_loss if algorithm == "maml" else \
@@ -66,8 +78,10 @@ def main():
             generator = torch.Generator().manual_seed(7)
             sampler = reference.TaskSampler(split, list(range(7)), WAYS, 1, 15,
                                             torch.float32, generator)
-            params = reference.init_params(filters, WAYS, torch.float32,
-                                           generator)
+            params = [p.detach().to(device).requires_grad_()
+                      for p in reference.init_params(filters, WAYS,
+                                                     torch.float32,
+                                                     generator)]
             optimizer = torch.optim.Adam(params, lr=0.001)
             meta_grad = grad(meta_loss)
             if variant == "compile":
@@ -75,14 +89,15 @@ def main():
 
             def step():
                 tasks = sampler.batch(META_BATCH)
-                batched = [torch.stack([t[i] for t in tasks]) for i in range(4)]
+                batched = [torch.stack([t[i] for t in tasks]).to(device)
+                           for i in range(4)]
                 grads = meta_grad(tuple(p.detach() for p in params), *batched)
                 for p, g in zip(params, grads):
                     p.grad = g
                 optimizer.step()
 
             time_variant(f"torch {algorithm} {variant}", step, 2,
-                         args.iterations)
+                         args.iterations, synchronize)
 
 if __name__ == "__main__":
     main()

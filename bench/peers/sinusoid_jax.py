@@ -11,8 +11,13 @@ Two ways to write the meta-batch, both under jax.jit:
   vmap  the per-task adaptation vmapped over the tasks (the idiomatic one)
   loop  a Python loop over the 25 tasks, unrolled by the trace
 
+`--device cpu` (the default) runs on JAX's CPU platform only; `--device
+cuda` on the first GPU (jax.devices("gpu")), with f32 products at full
+precision unless `--tf32` (metac computes in full f32).
+
 Prints one line per variant: `jax VARIANT: X ms/iteration (N meta-iterations)`,
-timed after two warm-up steps (compilation), each step's result waited for.
+timed after two warm-up steps (compilation), the last step's result waited
+for (block_until_ready).
 Run from bench/peers.sh, which makes the virtual environment with jax and
 optax.
 """
@@ -100,7 +105,26 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--variants", default="vmap,loop")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true",
+                        help="on cuda, let XLA use TF32 for f32 products")
     args = parser.parse_args()
+    with jax.default_device(select_device(args.device, args.tf32)):
+        run(args)
+
+
+def select_device(device, tf32):
+    """The device to compute on; on cpu, JAX's CPU platform only (before
+    any backend starts), so that a GPU build of jaxlib stays off the GPU."""
+    if device == "cpu":
+        jax.config.update("jax_platforms", "cpu")
+        return jax.devices("cpu")[0]
+    if not tf32:
+        jax.config.update("jax_default_matmul_precision", "highest")
+    return jax.devices("gpu")[0]
+
+
+def run(args):
     for variant in args.variants.split(","):
         optimizer = optax.adam(OUTER_LR)
         params = init_params(jax.random.PRNGKey(1))

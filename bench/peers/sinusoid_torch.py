@@ -10,9 +10,12 @@ Variants:
   compile  `func`'s meta-gradient step under torch.compile; reported as not
            supported when Dynamo/AOTAutograd cannot trace the double
            backward
-Tasks are drawn with torch's generator inside the timed step. Prints one
-line per variant: `torch VARIANT: X ms/iteration (N meta-iterations)` or
-`torch VARIANT: unsupported (REASON)`. Run from bench/peers.sh.
+Tasks are drawn with torch's generator inside the timed step, on the
+device that computes (`--device cpu` or `cuda`; on cuda the timing waits
+for the device, and TF32 is off unless `--tf32`, as metac computes in full
+f32). Prints one line per variant: `torch VARIANT: X ms/iteration (N
+meta-iterations)` or `torch VARIANT: unsupported (REASON)`. Run from
+bench/peers.sh.
 """
 
 import argparse
@@ -35,11 +38,12 @@ def make_model():
 
 
 def draw_tasks(generator):
-    amplitude = torch.empty(META_BATCH, 1, 1).uniform_(0.1, 5.0,
-                                                       generator=generator)
-    phase = torch.empty(META_BATCH, 1, 1).uniform_(0.0, math.pi,
-                                                   generator=generator)
-    x = torch.empty(META_BATCH, SUPPORT + QUERY, 1).uniform_(
+    device = generator.device
+    amplitude = torch.empty(META_BATCH, 1, 1, device=device).uniform_(
+        0.1, 5.0, generator=generator)
+    phase = torch.empty(META_BATCH, 1, 1, device=device).uniform_(
+        0.0, math.pi, generator=generator)
+    x = torch.empty(META_BATCH, SUPPORT + QUERY, 1, device=device).uniform_(
         -5.0, 5.0, generator=generator)
     y = amplitude * torch.sin(x - phase)
     return x[:, :SUPPORT], y[:, :SUPPORT], x[:, SUPPORT:], y[:, SUPPORT:]
@@ -105,18 +109,28 @@ def main():
     parser.add_argument("--variants", default="loop,func,compile")
     parser.add_argument("--loop-iterations", type=int, default=200,
                         help="meta-iterations of the (slow) per-task loop")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true",
+                        help="on cuda, let cuBLAS/cuDNN use TF32 for f32")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    synchronize = None
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+        synchronize = torch.cuda.synchronize
     for variant in args.variants.split(","):
-        model = make_model()
+        model = make_model().to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=OUTER_LR)
-        generator = torch.Generator().manual_seed(2)
+        generator = torch.Generator(device=device).manual_seed(2)
         if variant == "loop":
             step = lambda: loop_step(model, optimizer, generator)  # noqa: E731
         else:
             func_step = make_func_step(model, optimizer, variant == "compile")
             step = lambda: func_step(generator)  # noqa: E731
         count = args.loop_iterations if variant == "loop" else args.iterations
-        if time_variant(f"torch {variant}", step, 3, count) is None:
+        if time_variant(f"torch {variant}", step, 3, count,
+                        synchronize) is None:
             continue
         if not all(torch.isfinite(p).all() for p in model.parameters()):
             sys.exit(f"torch {variant}: the parameters are not finite")
