@@ -64,6 +64,7 @@ else()
     src/cuda/Allocator.cpp
     src/cuda/CudaBackend.cpp
     src/cuda/Gemm.cpp
+    src/cuda/GeneratedKernels.cpp
     src/cuda/Recording.cpp
     src/cuda/Status.cpp
     src/cuda/Stream.cpp

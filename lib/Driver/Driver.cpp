@@ -5,6 +5,7 @@
 #include "AutoPlan.h"
 #include "Remat.h"
 
+#include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Frontend/MLIRGen.h"
@@ -200,6 +201,12 @@ struct Options {
                "kernels (on, the default) or call the runtime op by op "
                "(off)"),
       cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
+  cl::opt<std::string> deviceKernels{
+      "device-kernels",
+      cl::desc("Also compile the fused groups into CUDA kernels (PTX through "
+               "NVVM), which the CUDA backend launches instead of calling "
+               "its kernels op by op (on), or not (off, the default)"),
+      cl::value_desc("on|off"), cl::init("off"), cl::cat(category)};
   cl::opt<std::string> lossScale{
       "loss-scale",
       cl::desc("Dynamic loss scaling of the meta-gradient: dynamic or off; "
@@ -386,6 +393,10 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
   OwningOpRef<ModuleOp> module = frontend::generateMLIR(ast, diags, directory);
   if (!module)
     return failure();
+  // Read by metac-generate-kernels, wherever the lowering runs (the JIT,
+  // executables, --compile-to).
+  if (pipeline.deviceKernels)
+    (*module)->setAttr(kGenerateDeviceKernelsAttr, UnitAttr::get(&context));
   // --on-nonfinite replaces the spec's policy before anything is compiled
   // from it (`ignore` compiles no guard).
   if (!onNonfinite.empty())
@@ -761,6 +772,12 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.fusion = options.fusion == "on";
+  if (options.deviceKernels != "on" && options.deviceKernels != "off") {
+    llvm::errs() << "metac: error: --device-kernels must be on or off, got '"
+                 << options.deviceKernels << "'\n";
+    return 1;
+  }
+  pipeline.deviceKernels = options.deviceKernels == "on";
   uint64_t memoryBudget = 0;
   if (!options.memoryBudget.empty()) {
     if (!options.remat.empty()) {

@@ -48,6 +48,15 @@ public:
   // contents. While recording, copies to the host and waits fail, and a
   // copy from the host copies what the host memory holds then. A backend
   // that cannot record says so (METART_ERROR_UNSUPPORTED).
+  /// Launches a kernel metac generated (PTX) on the backend's device.
+  virtual bool runsGeneratedKernels() const { return false; }
+  virtual KernelStatus launchGenerated(const char *ptx, const char *entry,
+                                       int64_t blocks, int64_t threads,
+                                       void **pointers, int64_t count) {
+    return {METART_ERROR_UNSUPPORTED,
+            "this backend does not run generated device kernels"};
+  }
+
   virtual bool canRecord() const { return false; }
   virtual KernelStatus beginRecording() { return cannotRecord(); }
   /// Ends the recording; when recording failed, drops it and says why.

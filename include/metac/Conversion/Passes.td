@@ -84,7 +84,20 @@ def GenerateFusedKernels : Pass<"metac-generate-kernels", "::mlir::ModuleOp"> {
     `ptr` per input, then per result) follow. The kernels are compiled in a
     module of their own and moved into this one; each `nn.fused` op names
     its kernel in `kernel`.
+
+    With `device` (or the module attribute `metac.generate_device_kernels`,
+    which `metac --device-kernels=on` sets), each group is also compiled, unsplit, for
+    CUDA GPUs: bufferised, its loops made parallel, collapsed, tiled into
+    blocks of threads, outlined into GPU kernels and compiled to PTX through
+    NVVM (DeviceKernels.h). The group's `metac.device` attribute holds the
+    PTX, the launches and the temporaries' sizes; groups whose kernels
+    would serialise a long reduction over few threads get none and run op
+    by op on CUDA.
   }];
+  let options = [
+    Option<"device", "device", "bool", /*default=*/"false",
+           "also compile each group into CUDA kernels (PTX)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

@@ -94,6 +94,10 @@ struct PipelineOptions {
   /// into kernels of their own (`--fusion=on`, the default) or leaves every
   /// op a runtime call (`--fusion=off`).
   bool fusion = true;
+  /// Whether the groups are also compiled into CUDA kernels
+  /// (`--device-kernels=on`; off by default: on an H100 they did not yet
+  /// beat the runtime's kernels under CUDA graphs, docs/results.md).
+  bool deviceKernels = false;
 };
 
 /// Appends the passes that take `meta`-phase IR to `phase` (nothing for

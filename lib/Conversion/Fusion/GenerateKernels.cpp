@@ -21,6 +21,7 @@
 #include "metac/Conversion/Passes.h"
 
 #include "DegenerateProducts.h"
+#include "DeviceKernels.h"
 #include "NNToLinalg.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -315,8 +316,52 @@ void buildKernelPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Records the device kernels: their PTX in the module's
+/// `metac.device_kernels` dictionary (one entry per kernel, whichever
+/// groups share it), and on each group `metac.device` = {kernel, launches,
+/// temporaries}.
+void attachDeviceKernels(
+    ModuleOp module, const fusion::DeviceKernels &compiled,
+    ArrayRef<std::pair<nn::FusedOp, std::string>> deviceOfGroup) {
+  Builder b(module.getContext());
+  SmallVector<NamedAttribute> ptx;
+  for (const auto &entry : compiled.kernels)
+    ptx.push_back(
+        b.getNamedAttr(entry.getKey(), b.getStringAttr(entry.getValue().ptx)));
+  if (!compiled.unavailable.empty())
+    module->setAttr(kDeviceKernelsUnavailableAttr,
+                    b.getStringAttr(compiled.unavailable));
+  if (ptx.empty())
+    return;
+  module->setAttr(kDeviceKernelsAttr, b.getDictionaryAttr(ptx));
+  for (auto &[fused, name] : deviceOfGroup) {
+    auto found = compiled.kernels.find(name);
+    if (found == compiled.kernels.end())
+      continue;
+    const fusion::DeviceKernel &kernel = found->getValue();
+    SmallVector<Attribute> launches;
+    for (const fusion::DeviceLaunch &launch : kernel.launches)
+      launches.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("entry", b.getStringAttr(launch.entry)),
+           b.getNamedAttr("blocks", b.getI64IntegerAttr(launch.blocks)),
+           b.getNamedAttr("threads", b.getI64IntegerAttr(launch.threads)),
+           b.getNamedAttr("arguments",
+                          b.getDenseI64ArrayAttr(launch.arguments))}));
+    fused->setAttr(
+        kDeviceKernelAttr,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("kernel",
+                            FlatSymbolRefAttr::get(b.getContext(), name)),
+             b.getNamedAttr("launches", b.getArrayAttr(launches)),
+             b.getNamedAttr("temporaries",
+                            b.getDenseI64ArrayAttr(kernel.temporaryBytes))}));
+  }
+}
+
 struct GenerateFusedKernels
     : metac::impl::GenerateFusedKernelsBase<GenerateFusedKernels> {
+  using GenerateFusedKernelsBase::GenerateFusedKernelsBase;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, arith::ArithDialect,
                     bufferization::BufferizationDialect, cf::ControlFlowDialect,
@@ -330,6 +375,7 @@ struct GenerateFusedKernels
     tensor::registerBufferizableOpInterfaceExternalModels(registry);
     memref::registerAllocationOpInterfaceExternalModels(registry);
     scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+    fusion::registerDeviceKernelDialects(registry);
   }
 
   void runOnOperation() override {
@@ -340,23 +386,28 @@ struct GenerateFusedKernels
       return;
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto kernels = ModuleOp::create(b, module.getLoc(), "metac_kernels");
-    b.setInsertionPointToEnd(kernels.getBody());
+    ModuleOp deviceKernels;
+    bool device = this->device || module->hasAttr(kGenerateDeviceKernelsAttr);
+    if (device)
+      deviceKernels =
+          ModuleOp::create(b, module.getLoc(), "metac_device_kernels");
     // Groups that compute the same thing on the same types (the unrolled
     // inner steps, the evaluation functions' copies of the step) share one
     // kernel: ConvNet MAML's 399 groups need 56 (JIT compile time 23 -> 9 s).
-    llvm::StringMap<std::string> kernelOfKey;
+    llvm::StringMap<std::string> kernelOfKey, deviceOfKey;
+    SmallVector<std::pair<nn::FusedOp, std::string>> deviceOfGroup;
     for (nn::FusedOp fused : groups) {
       std::string name = (kFusedKernelPrefix + Twine(kernelOfKey.size())).str();
       // The kernel computes products with a unit dimension and batch norms
       // as the maps and sums they are; the group itself keeps them, for the
-      // op-by-op path (CUDA), where they stay library calls.
+      // op-by-op path, where they stay library calls.
       OpBuilder scratch(fused);
       auto decomposed = cast<nn::FusedOp>(scratch.clone(*fused));
       fusion::decomposeProductsWithUnitDimension(decomposed.getBody().front());
       nn::decomposeBatchNorms(decomposed, [](nn::BatchNormOp) { return true; });
       SlicePlan plan = planSlices(decomposed);
+      b.setInsertionPointToEnd(kernels.getBody());
       func::FuncOp kernel = buildKernel(b, decomposed, "", plan);
-      decomposed.erase();
       auto [known, added] =
           kernelOfKey.try_emplace(kernelKey(kernel, plan), name);
       if (added)
@@ -366,17 +417,46 @@ struct GenerateFusedKernels
       fused.setKernelAttr(FlatSymbolRefAttr::get(&getContext(), known->second));
       fused.setChunks(plan.chunks);
       fused.setReplicated(plan.replicated);
+      if (device) {
+        // A GPU runs the whole group in one grid: no slices.
+        SlicePlan whole;
+        whole.replicated.assign(plan.replicated.size(), false);
+        b.setInsertionPointToEnd(deviceKernels.getBody());
+        func::FuncOp deviceKernel = buildKernel(b, decomposed, "", whole);
+        std::string deviceName =
+            (kDeviceKernelPrefix + Twine(deviceOfKey.size())).str();
+        auto [same, fresh] =
+            deviceOfKey.try_emplace(kernelKey(deviceKernel, whole), deviceName);
+        if (fresh)
+          deviceKernel.setSymName(deviceName);
+        else
+          deviceKernel.erase();
+        deviceOfGroup.push_back({fused, same->second});
+      }
+      decomposed.erase();
     }
     // Results are written where the kernel's result buffers are (empty
     // tensors replaced by them) before loops are collapsed: the reshapes
     // collapsing adds would hide the destinations.
-    OpPassManager destinations(ModuleOp::getOperationName());
-    destinations.addPass(bufferization::createEmptyTensorEliminationPass());
-    if (failed(fuseProducers(kernels)) ||
-        failed(runPipeline(destinations, kernels)) ||
-        failed(collapseLoops(kernels))) {
+    auto prepare = [&](ModuleOp target) {
+      OpPassManager destinations(ModuleOp::getOperationName());
+      destinations.addPass(bufferization::createEmptyTensorEliminationPass());
+      return success(succeeded(fuseProducers(target)) &&
+                     succeeded(runPipeline(destinations, target)) &&
+                     succeeded(collapseLoops(target)));
+    };
+    if (failed(prepare(kernels)) ||
+        (deviceKernels && failed(prepare(deviceKernels)))) {
       kernels.emitError("fusing the kernels' loops failed");
       return signalPassFailure();
+    }
+    if (deviceKernels) {
+      fusion::DeviceKernels compiled = fusion::compileDeviceKernels(
+          deviceKernels, [&](OpPassManager &pm, Operation *op) {
+            return runPipeline(pm, op);
+          });
+      deviceKernels.erase();
+      attachDeviceKernels(module, compiled, deviceOfGroup);
     }
     OpPassManager pm(ModuleOp::getOperationName());
     buildKernelPipeline(pm);

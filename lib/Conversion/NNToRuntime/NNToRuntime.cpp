@@ -97,6 +97,8 @@ private:
   void lowerReturn(func::ReturnOp op);
   LogicalResult lowerFused(nn::FusedOp op);
   LogicalResult lowerFusedByOps(nn::FusedOp op, ArrayRef<Value> results);
+  LogicalResult launchDeviceKernels(nn::FusedOp op, DictionaryAttr device,
+                                    ArrayRef<Value> buffers);
   LLVM::LLVMFuncOp thunkOf(nn::FusedOp op);
 
   func::FuncOp step;
@@ -409,9 +411,10 @@ LLVM::LLVMFuncOp StepLowering::thunkOf(nn::FusedOp op) {
   return thunk;
 }
 
-/// On a host backend, one call of the group's generated kernel; elsewhere
-/// (CUDA) its ops one by one, writing the group's results where the kernel
-/// would have.
+/// On a host backend, one call of the group's generated host kernel; on
+/// CUDA, its generated device kernels' launches where it has them;
+/// otherwise its ops one by one, writing the group's results where the
+/// kernels would have.
 LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
   SmallVector<Value> results;
   for (Value r : op.getResults()) {
@@ -419,38 +422,111 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
     descriptors[r] = d;
     results.push_back(d);
   }
-  if (!op.getKernel())
+  auto device = op->getAttrOfType<DictionaryAttr>(kDeviceKernelAttr);
+  if (!op.getKernel() && !device)
     return lowerFusedByOps(op, results);
   OpBuilder &b = emit.builder();
   Location loc = op.getLoc();
-  Value onHost = LLVM::ICmpOp::create(
-      b, loc, LLVM::ICmpPredicate::ne,
-      emit.callI32("metart_context_is_host", {emit.context()}), emit.i32(0));
   Block *current = b.getInsertionBlock();
   Region *region = current->getParent();
   Block *join = b.createBlock(region, std::next(current->getIterator()));
   Block *byOps = b.createBlock(join);
-  Block *kernel = b.createBlock(byOps);
+  Block *deviceCheck = device ? b.createBlock(byOps) : byOps;
   b.setInsertionPointToEnd(current);
-  LLVM::CondBrOp::create(b, loc, onHost, kernel, byOps);
-
-  b.setInsertionPointToEnd(kernel);
-  SmallVector<Value> pointers;
+  SmallVector<Value> buffers;
   for (Value input : op.getInputs())
-    pointers.push_back(emit.dataOf(operand(input)));
+    buffers.push_back(emit.dataOf(operand(input)));
   for (Value d : results)
-    pointers.push_back(emit.dataOf(d));
-  Value thunk = LLVM::AddressOfOp::create(b, loc, thunkOf(op));
-  emit.checkedCall("metart_run_host_kernel",
-                   {emit.context(), thunk, emit.pointerArray(pointers),
-                    emit.i64(op.getChunks().value_or(1))});
-  LLVM::BrOp::create(b, loc, join);
-
+    buffers.push_back(emit.dataOf(d));
+  // Tries `mode` when `query` answers yes, else falls through to `next`.
+  auto branch = [&](StringRef query, Block *next) {
+    b.setInsertionPointToEnd(current);
+    Value yes = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne,
+                                     emit.callI32(query, {emit.context()}),
+                                     emit.i32(0));
+    Block *taken = b.createBlock(next);
+    b.setInsertionPointToEnd(current);
+    LLVM::CondBrOp::create(b, loc, yes, taken, next);
+    return taken;
+  };
+  if (op.getKernel()) {
+    b.setInsertionPointToEnd(branch("metart_context_is_host", deviceCheck));
+    Value thunk = LLVM::AddressOfOp::create(b, loc, thunkOf(op));
+    emit.checkedCall("metart_run_host_kernel",
+                     {emit.context(), thunk, emit.pointerArray(buffers),
+                      emit.i64(op.getChunks().value_or(1))});
+    LLVM::BrOp::create(b, loc, join);
+  } else {
+    b.setInsertionPointToEnd(current);
+    LLVM::BrOp::create(b, loc, deviceCheck);
+  }
+  if (device) {
+    current = deviceCheck;
+    b.setInsertionPointToEnd(
+        branch("metart_context_runs_device_kernels", byOps));
+    if (failed(launchDeviceKernels(op, device, buffers)))
+      return failure();
+    LLVM::BrOp::create(b, loc, join);
+  }
   b.setInsertionPointToEnd(byOps);
   if (failed(lowerFusedByOps(op, results)))
     return failure();
   LLVM::BrOp::create(b, loc, join);
   b.setInsertionPointToEnd(join);
+  return success();
+}
+
+/// The launches of a group's device kernels (`device`: its metac.device
+/// attribute) over `buffers` (inputs, results) and its temporaries, which
+/// come from the scratch arena.
+LogicalResult StepLowering::launchDeviceKernels(nn::FusedOp op,
+                                                DictionaryAttr device,
+                                                ArrayRef<Value> known) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto kernel = device.getAs<FlatSymbolRefAttr>("kernel");
+  auto all = module->getAttrOfType<DictionaryAttr>(kDeviceKernelsAttr);
+  auto launches = device.getAs<ArrayAttr>("launches");
+  auto temporaries = device.getAs<DenseI64ArrayAttr>("temporaries");
+  StringAttr ptx =
+      kernel && all ? all.getAs<StringAttr>(kernel.getValue()) : StringAttr();
+  if (!ptx || !launches || !temporaries)
+    return op.emitOpError("has a malformed ") << kDeviceKernelAttr;
+  SmallVector<Value> buffers(known);
+  SmallVector<std::pair<Value, int64_t>> scratch;
+  for (int64_t bytes : temporaries.asArrayRef()) {
+    auto type = RankedTensorType::get({(bytes + 3) / 4},
+                                      Float32Type::get(op.getContext()));
+    Value d = emit.descriptor(type);
+    scratch.push_back({d, byteSize(type)});
+    buffers.push_back(emit.dataOf(d));
+  }
+  Value code = emit.cString(ptx.getValue());
+  for (Attribute attribute : launches) {
+    auto launch = dyn_cast<DictionaryAttr>(attribute);
+    auto entry = launch ? launch.getAs<StringAttr>("entry") : StringAttr();
+    auto blocks = launch ? launch.getAs<IntegerAttr>("blocks") : IntegerAttr();
+    auto threads =
+        launch ? launch.getAs<IntegerAttr>("threads") : IntegerAttr();
+    auto arguments = launch ? launch.getAs<DenseI64ArrayAttr>("arguments")
+                            : DenseI64ArrayAttr();
+    if (!entry || !blocks || !threads || !arguments)
+      return op.emitOpError("has a malformed launch in ") << kDeviceKernelAttr;
+    SmallVector<Value> pointers;
+    for (int64_t index : arguments.asArrayRef()) {
+      if (index < 0 || index >= static_cast<int64_t>(buffers.size()))
+        return op.emitOpError("launches a kernel on buffer ")
+               << index << " of " << buffers.size();
+      pointers.push_back(buffers[index]);
+    }
+    emit.checkedCall("metart_launch_device_kernel",
+                     {emit.context(), code, emit.cString(entry.getValue()),
+                      emit.i64(blocks.getInt()), emit.i64(threads.getInt()),
+                      emit.pointerArray(pointers),
+                      emit.i64(static_cast<int64_t>(pointers.size()))});
+  }
+  for (auto [d, bytes] : scratch)
+    emit.call("metart_scratch_free",
+              {emit.context(), emit.dataOf(d), emit.i64(bytes)});
   return success();
 }
 

@@ -117,6 +117,25 @@ Value RuntimeCallEmitter::bytes(StringRef data) {
   return LLVM::AddressOfOp::create(b, loc, global);
 }
 
+Value RuntimeCallEmitter::cString(StringRef text) {
+  std::string key = ("str:" + text).str();
+  auto it = globals.find(key);
+  if (it == globals.end()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    std::string data = text.str();
+    data.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(IntegerType::get(b.getContext(), 8),
+                                         data.size());
+    auto global = LLVM::GlobalOp::create(
+        b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
+        ("__metac_str_" + llvm::Twine(globalCount++)).str(),
+        b.getStringAttr(data));
+    it = globals.insert({key, global}).first;
+  }
+  return LLVM::AddressOfOp::create(b, loc, it->second);
+}
+
 Value RuntimeCallEmitter::descriptor(RankedTensorType type, Value data) {
   Value slot;
   {

@@ -48,6 +48,10 @@ public:
   /// The address of a constant byte blob (dense constants).
   mlir::Value bytes(llvm::StringRef data);
 
+  /// The address of a NUL-terminated constant string (one global per
+  /// distinct string).
+  mlir::Value cString(llvm::StringRef text);
+
   /// A `metart_tensor` on the stack for `type`, with data from the scratch
   /// arena unless `data` is given.
   mlir::Value descriptor(mlir::RankedTensorType type,

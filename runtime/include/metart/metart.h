@@ -233,6 +233,22 @@ metart_status metart_run_host_kernel(metart_context *context,
                                                     int64_t chunk),
                                      void **arguments, int64_t chunks);
 
+/** Whether compiled code may launch the CUDA kernels metac generated for
+ *  fused groups (metart_launch_device_kernel): on the CUDA backend, unless
+ *  METART_FUSED_KERNELS=off. */
+int metart_context_runs_device_kernels(const metart_context *context);
+/** Launches `entry` of the PTX module `ptx` (both NUL-terminated; the
+ *  module is loaded on first use and kept by its address) on the
+ *  context's stream in `blocks` blocks of `threads` threads, with the
+ *  `count` device pointers of `pointers` as its arguments. Timed by the
+ *  profile as "metart_launch_device_kernel"; recorded into CUDA graphs
+ *  like the runtime's kernels. METART_ERROR_UNSUPPORTED on a backend
+ *  without device kernels. */
+metart_status metart_launch_device_kernel(metart_context *context,
+                                          const char *ptx, const char *entry,
+                                          int64_t blocks, int64_t threads,
+                                          void **pointers, int64_t count);
+
 /** `stride` and `padding` have two entries (height, width); bias may be
  *  NULL. */
 metart_status metart_nn_conv2d(metart_context *context, const metart_tensor *x,

@@ -91,6 +91,15 @@ KernelStatus CudaBackend::activate() {
   return checkCuda(cudaSetDevice(device), "cudaSetDevice");
 }
 
+KernelStatus CudaBackend::launchGenerated(const char *ptx, const char *entry,
+                                          int64_t blocks, int64_t threads,
+                                          void **pointers, int64_t count) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  return generated.launch(stream.get(), ptx, entry, blocks, threads, pointers,
+                          count);
+}
+
 void *CudaBackend::allocate(size_t bytes) {
   if (activate().failed())
     return nullptr;

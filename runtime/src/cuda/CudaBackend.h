@@ -14,6 +14,7 @@
 
 #include "../Backend.h"
 #include "Allocator.h"
+#include "GeneratedKernels.h"
 #include "Recording.h"
 #include "Stream.h"
 
@@ -40,6 +41,11 @@ public:
   KernelStatus synchronize() override;
   bool hostMemory() const override { return false; }
   int getDevice() const { return device; }
+
+  bool runsGeneratedKernels() const override { return true; }
+  KernelStatus launchGenerated(const char *ptx, const char *entry,
+                               int64_t blocks, int64_t threads, void **pointers,
+                               int64_t count) override;
 
   bool canRecord() const override { return true; }
   bool reducedFloatProducts() const override { return true; }
@@ -179,6 +185,9 @@ private:
   cublasHandle_t blas = nullptr;
   /// Device memory for the finding of `checkRange`.
   RangeSlot *rangeSlot = nullptr;
+  /// The PTX modules of metac's fused groups, loaded on first launch;
+  /// unloaded after the recorded graph that launches them is destroyed.
+  GeneratedKernels generated;
   std::unique_ptr<Recording> recording;
 };
 

@@ -4,7 +4,8 @@
 // of its own (the `fused` phase); compiled code calls them through here, so
 // that they run only where tensors live in host memory, on the CPU
 // backend's threads (one slice of the results per call), and the profile
-// times them like the runtime's kernels.
+// times them like the runtime's kernels; on CUDA, the same groups compiled
+// to PTX are launched on the context's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,4 +55,24 @@ metart_status metart_run_host_kernel(metart_context *context,
       kernel(arguments, chunk);
   });
   return check.finish(KernelStatus::ok());
+}
+
+int metart_context_runs_device_kernels(const metart_context *context) {
+  return context && context->backend->runsGeneratedKernels() &&
+         !fusedKernelsOff();
+}
+
+metart_status metart_launch_device_kernel(metart_context *context,
+                                          const char *ptx, const char *entry,
+                                          int64_t blocks, int64_t threads,
+                                          void **pointers, int64_t count) {
+  Checker check(context, "metart_launch_device_kernel");
+  if (!check.ok())
+    return check.result();
+  if (!ptx || !entry || (count > 0 && !pointers) || count < 0)
+    return check.finish({METART_ERROR_INVALID_ARGUMENT,
+                         "a generated kernel needs its PTX, its entry and "
+                         "its arguments"});
+  return check.finish(context->backend->launchGenerated(
+      ptx, entry, blocks, threads, pointers, count));
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The CUDA half of issue 18 on a GPU machine that has no LLVM: the
+# examples' executables, compiled elsewhere and packed with their libraries
+# by bench/gpu_bundle.sh (bin/sinusoid, bin/maml, bin/protonet, bin/maml64:
+# the f64 ConvNet of test/metac/Inputs/maml_fm64.meta, and
+# bin/metart-cuda-tests), run on CUDA with metac's generated kernels and op
+# by op (METART_FUSED_KERNELS=off): the parameters after 3 meta-iterations
+# compared (f64 to 1e-9, f32 to 1e-4 relative to each tensor's largest
+# element; parameters whose gradient is zero by symmetry, the convolution
+# biases that batch norm removes, hold round-off alone and are compared to
+# 1e-6 absolute: f32 training of these examples is chaotic over tens of
+# iterations, on the CPU too), the time per meta-iteration of each (CUDA
+# graph, and without one), and the profile of the ConvNet MAML step.
+#   bench/gpu_fusion.sh BUNDLE OUT
+# Run from the repository's root (test/reference/compare_params.py).
+set -uo pipefail
+bundle=$1
+out=$2
+mkdir -p "$out"
+# shellcheck disable=SC1091
+source "$bundle/env.sh"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+missing=$(ldd "$bundle"/bin/* 2>/dev/null | grep "not found" | sort -u)
+[ -n "$missing" ] && echo "libraries not found: $missing"
+
+timeout 300 "$bundle/bin/metart-cuda-tests" >"$out/cuda-tests.txt" 2>&1
+echo "metart-cuda-tests: exit $?, $(grep -E '^\[  (PASSED|FAILED) ' "$out/cuda-tests.txt" | tr '\n' ' ')"
+grep -E '^\[  FAILED  \]' "$out/cuda-tests.txt" | head
+
+for example in maml64 sinusoid maml protonet; do
+  tolerance=(--rtol 1e-4 --atol 1e-6)
+  [ "$example" = maml64 ] && tolerance=(--rtol 1e-9 --atol 1e-9)
+  for mode in fused ops; do
+    [ "$mode" = ops ] && export METART_FUSED_KERNELS=off
+    timeout 300 "$bundle/bin/$example" --backend=cuda --iterations=3 --quiet \
+      --save-params="$out/$example-3-$mode.safetensors" >"$out/$example-3-$mode.txt" 2>&1 ||
+      tail -3 "$out/$example-3-$mode.txt"
+    unset METART_FUSED_KERNELS
+  done
+  echo "$example after 3 meta-iterations, generated kernels against op by op:" \
+    "$(python3 test/reference/compare_params.py "$out/$example-3-fused.safetensors" \
+      "$out/$example-3-ops.safetensors" "${tolerance[@]}" 2>&1 | tail -1)"
+done
+
+ms_of() { sed -n 's/.*[:,] \([0-9.]*\) ms\/iteration.*/\1/p' | head -1; }
+loss_of() { sed -n 's/.*final meta-loss \([-0-9.e+naif]*\),.*/\1/p' | head -1; }
+declare -A iterations=([sinusoid]=${SINUSOID_ITERATIONS:-2000}
+  [maml]=${CONVNET_ITERATIONS:-51} [protonet]=${CONVNET_ITERATIONS:-51})
+for example in sinusoid maml protonet; do
+  program=$bundle/bin/$example
+  n=${iterations[$example]}
+  common=(--backend=cuda --iterations="$n" --quiet)
+  timeout 300 "$program" "${common[@]}" \
+    --save-params="$out/$example-fused.safetensors" >"$out/$example-fused.txt" 2>&1
+  fused_status=$?
+  METART_FUSED_KERNELS=off timeout 300 "$program" "${common[@]}" \
+    --save-params="$out/$example-ops.safetensors" >"$out/$example-ops.txt" 2>&1
+  timeout 300 "$program" "${common[@]}" --no-cuda-graph \
+    >"$out/$example-fused-nograph.txt" 2>&1
+  METART_FUSED_KERNELS=off timeout 300 "$program" "${common[@]}" \
+    --no-cuda-graph >"$out/$example-ops-nograph.txt" 2>&1
+  echo "$example ($n meta-iterations, exit $fused_status): generated kernels" \
+    "$(ms_of <"$out/$example-fused.txt") ms (no graph" \
+    "$(ms_of <"$out/$example-fused-nograph.txt")), op by op" \
+    "$(ms_of <"$out/$example-ops.txt") ms (no graph" \
+    "$(ms_of <"$out/$example-ops-nograph.txt")); meta-loss" \
+    "$(loss_of <"$out/$example-fused.txt") against" \
+    "$(loss_of <"$out/$example-ops.txt")"
+  [ "$fused_status" = 0 ] || tail -5 "$out/$example-fused.txt"
+done
+[ -n "${PROFILE:-1}" ] && timeout 120 "$bundle/bin/maml" --backend=cuda --iterations=6 --profile \
+  --no-cuda-graph >"$out/maml-profile.txt" 2>&1
+METART_FUSED_KERNELS=off timeout 120 "$bundle/bin/maml" --backend=cuda \
+  --iterations=6 --profile --no-cuda-graph >"$out/maml-profile-ops.txt" 2>&1
+echo "profile written: $out/maml-profile.txt"
