@@ -13,6 +13,7 @@ target_sources(metart PRIVATE
   src/comm/Mpi.cpp
   src/comm/Placement.cpp
   src/comm/Stats.cpp
+  src/comm/CommStats.cpp
   src/comm/Trace.cpp
   src/comm/Watchdog.cpp
   src/comm/World.cpp

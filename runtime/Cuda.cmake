@@ -63,6 +63,7 @@ else()
   target_sources(metart PRIVATE
     src/cuda/Allocator.cpp
     src/cuda/CudaBackend.cpp
+    src/cuda/CudaGraphs.cpp
     src/cuda/Gemm.cpp
     src/cuda/GeneratedKernels.cpp
     src/cuda/Recording.cpp

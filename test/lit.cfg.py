@@ -32,6 +32,14 @@ if shutil.which("nvidia-smi"):
         pass
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# metac-generate-kernels compiles CUDA kernels where the CUDA toolkit's
+# libdevice is (CUDA_HOME, else /usr/local/cuda); no GPU is needed.
+import os
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice",
+                               "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+
 # Distributed tests launch MPI processes on this machine: as root, and more
 # ranks than cores.
 if shutil.which("mpirun"):

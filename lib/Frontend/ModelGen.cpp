@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ModelGen.h"
 #include "ModelGenerator.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"

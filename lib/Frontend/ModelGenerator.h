@@ -13,8 +13,10 @@
 #define METAC_LIB_FRONTEND_MODELGENERATOR_H
 
 #include "GenUtils.h"
-#include "ModelGen.h"
+#include "metac/Frontend/AST.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"

@@ -18,34 +18,6 @@
 using namespace mlir;
 
 namespace metac::interp {
-namespace detail {
-
-const Tensor &Frame::get(Value value) const {
-  auto it = tensors.find(value);
-  assert(it != tensors.end() && "value used before it was computed");
-  return it->second;
-}
-
-void Frame::bind(Value value, Tensor tensor) {
-  tensors[value] = std::move(tensor);
-}
-
-} // namespace detail
-
-bool isSupportedType(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape() ||
-      !isa<FloatType, IntegerType>(tensor.getElementType()))
-    return false;
-  // The element count, without overflowing on absurd shapes.
-  int64_t elements = 1;
-  for (int64_t size : tensor.getShape()) {
-    if (size != 0 && elements > kMaxElements / size)
-      return false;
-    elements *= size;
-  }
-  return true;
-}
 
 using detail::Frame;
 

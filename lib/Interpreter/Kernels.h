@@ -13,7 +13,7 @@
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
-#include "metac/Interpreter/Interpreter.h"
+#include "metac/Interpreter/Tensor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"

@@ -9,7 +9,7 @@
 #ifndef METAC_LIB_INTERPRETER_TENSORUTILS_H
 #define METAC_LIB_INTERPRETER_TENSORUTILS_H
 
-#include "metac/Interpreter/Interpreter.h"
+#include "metac/Interpreter/Tensor.h"
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

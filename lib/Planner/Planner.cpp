@@ -23,14 +23,6 @@ using namespace metac;
 using namespace metac::planner;
 using partition::MeshAxis;
 
-std::string PlanCandidate::describe() const {
-  std::string text = mesh.str();
-  if (mesh.sizes[MeshAxis::Pipeline] > 1)
-    text += llvm::formatv(" ({0} micro-batches, {1})", microBatches, schedule)
-                .str();
-  return text;
-}
-
 namespace {
 
 SmallVector<int64_t> divisors(int64_t n) {

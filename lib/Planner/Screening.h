@@ -13,7 +13,9 @@
 #ifndef METAC_LIB_PLANNER_SCREENING_H
 #define METAC_LIB_PLANNER_SCREENING_H
 
-#include "metac/Planner/Planner.h"
+#include "metac/Planner/ClusterDescription.h"
+#include "metac/Planner/CostModel.h"
+#include "metac/Planner/PlanCandidate.h"
 
 #include <array>
 #include <optional>

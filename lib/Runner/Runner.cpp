@@ -23,6 +23,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace metac;
@@ -329,6 +330,16 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   char error[1024] = "";
   if (metart_status status =
           metart_run(&desc, &run, stdout, error, sizeof(error))) {
+    // Preempted: every rank wrote the checkpoint and stops here; the exit
+    // code says which signal, as a process killed by it would (the world
+    // is finalised at exit).
+    if (status == METART_PREEMPTED) {
+      if (metart_world_rank() == 0)
+        llvm::errs() << "metac: " << error << "\n";
+      std::fflush(stdout);
+      llvm::errs().flush();
+      std::exit(128 + metart_preemption_signal());
+    }
     if (metart_world_size() <= 1)
       return emitError(loc, "training failed: ") << error;
     // Every rank stops at a non-finite meta-iteration by itself.

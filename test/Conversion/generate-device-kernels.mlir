@@ -1,3 +1,4 @@
+// REQUIRES: cuda-toolkit
 // RUN: metac-opt %s --metac-generate-kernels="device=true" | FileCheck %s
 // RUN: metac-opt %s --metac-generate-kernels | FileCheck %s --check-prefix=HOST
 

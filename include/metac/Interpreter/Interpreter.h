@@ -12,6 +12,8 @@
 #ifndef METAC_INTERPRETER_INTERPRETER_H
 #define METAC_INTERPRETER_INTERPRETER_H
 
+#include "metac/Interpreter/Tensor.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -19,28 +21,6 @@
 #include <vector>
 
 namespace metac::interp {
-
-/// A dense, row-major tensor value. Float tensors keep their elements in
-/// `values`, integer tensors (`isInteger`) in `ints`; the other vector is
-/// empty.
-struct Tensor {
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-  std::vector<int64_t> ints;
-  bool isInteger = false;
-
-  /// The product of the dimensions (1 for a 0-d tensor).
-  int64_t numElements() const;
-};
-
-/// The most elements the interpreter allocates for one tensor (2^28, 2 GiB
-/// of doubles); larger tensors are reported as unsupported.
-inline constexpr int64_t kMaxElements = int64_t(1) << 28;
-
-/// Whether the interpreter represents values of `type`: statically shaped
-/// ranked tensors of floats (any width, computed as doubles) or integers
-/// (kept as int64) of at most kMaxElements elements.
-bool isSupportedType(mlir::Type type);
 
 /// Evaluates `func` on `inputs` (one per argument, with the argument's shape,
 /// integer exactly when the argument's element type is). Supports every nn

@@ -17,6 +17,7 @@
 #include "metac/Partition/Mesh.h"
 #include "metac/Planner/ClusterDescription.h"
 #include "metac/Planner/CostModel.h"
+#include "metac/Planner/PlanCandidate.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -26,23 +27,6 @@
 #include <vector>
 
 namespace metac::planner {
-
-struct PlanCandidate {
-  partition::MeshShape mesh;
-  /// Pipelines only: tasks per micro-batch group count, and the schedule.
-  int64_t microBatches = 1;
-  std::string schedule;
-  IterationEstimate estimate;
-  /// Why the plan was set aside (empty when it fits).
-  std::string rejection;
-  /// Costed on its partitioned program (else only screened).
-  bool exact = true;
-
-  /// What `--mesh` takes (and, for pipelines, the micro-batches and
-  /// schedule that go with it).
-  std::string meshString() const { return mesh.str(); }
-  std::string describe() const;
-};
 
 struct PlannerOptions {
   /// Devices to plan for (0: every device of the cluster).

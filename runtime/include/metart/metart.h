@@ -43,6 +43,10 @@ typedef enum metart_status {
   /** Training stopped at a meta-iteration whose meta-loss or outer gradient
    *  was not finite (every rank of a mesh stops with it). */
   METART_ERROR_NONFINITE = 7,
+  /** Training stopped because SIGTERM or SIGINT asked it to, after writing
+   *  a checkpoint of the last meta-iteration (every rank of a mesh stops
+   *  after the same one): metart_preemption_signal says which. */
+  METART_PREEMPTED = 8,
 } metart_status;
 
 typedef enum metart_dtype {

@@ -323,6 +323,14 @@ metart_status metart_run(const metart_program_desc *program,
                          const metart_run_options *options, void *out,
                          char *error, size_t error_size);
 
+/** With a checkpoint directory, SIGTERM and SIGINT (on any rank) stop
+ *  training after the meta-iteration in flight: every rank writes the
+ *  checkpoint of the same iteration and metart_run returns
+ *  METART_PREEMPTED; this says which signal (0: none), for the exit code
+ *  128 + signal. Under MPI the watchdog gives the checkpoint
+ *  METART_PREEMPT_GRACE seconds (120) before it ends the process. */
+int metart_preemption_signal(void);
+
 /** `main` of a compiled executable: parses the options `metac run` takes
  *  (--iterations, --seed, --init-params, --save-params, --checkpoint-every,
  *  --checkpoint-dir, --resume, --metrics, --backend, --memory-limit,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Checker.h"
 #include "../Context.h"
 #include "../Tensor.h"
 #include "Communicator.h"

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "metart/comm.h"
+#include "../Checker.h"
 #include "../Context.h"
 #include "../Tensor.h"
 #include "CommQueue.h"

@@ -3,14 +3,16 @@
 // The thread polls the pids of the peers on this host (gathered by
 // World.cpp) and the start time of the collective in flight; the SIGTERM
 // handler only wakes it through a pipe, since a handler can do little
-// safely. Whatever it finds, it prints one line and ends the process with
-// _exit, after noting which rank it lost (see notePath): the trainer's files
-// are written to a temporary and renamed, so an abrupt end leaves them
-// loadable.
+// safely. A run armed for preemption (../Preemption.h) is asked to stop
+// instead, and given METART_PREEMPT_GRACE seconds to checkpoint. Whatever it
+// finds, it prints one line and ends the process with _exit, after noting which
+// rank it lost (see notePath): the trainer's files are written to a temporary
+// and renamed, so an abrupt end leaves them loadable.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Watchdog.h"
+#include "../Preemption.h"
 #include "Stats.h"
 #include "World.h"
 
@@ -142,12 +144,27 @@ int timeoutSeconds() {
   return std::atoi(text);
 }
 
+/// Seconds a preempted run has to write its checkpoint and exit
+/// (METART_PREEMPT_GRACE, 120 by default; schedulers allow 30 s and more).
+int graceSeconds() {
+  const char *text = std::getenv("METART_PREEMPT_GRACE");
+  if (!text || !*text)
+    return 120;
+  return std::atoi(text);
+}
+
 void run() {
   const World &w = world();
   const int timeout = timeoutSeconds();
+  int64_t preemptedAt = 0;
   while (!stopping.load()) {
     pollfd fd = {wakeFds[0], POLLIN, 0};
     bool terminated = poll(&fd, 1, 200) > 0;
+    if (terminated) {
+      char bytes[16];
+      ssize_t ignored = read(wakeFds[0], bytes, sizeof(bytes));
+      (void)ignored;
+    }
     if (stopping.load())
       return;
     if (int peer = lostPeer(); peer >= 0)
@@ -160,11 +177,28 @@ void run() {
         if (int peer = lostPeer(); peer >= 0)
           stopForLostPeer(peer);
       }
+      // A run that can checkpoint is preempted: the ranks agree at the end
+      // of the meta-iteration, write a checkpoint and exit by themselves.
+      if (metart::preemption::armed()) {
+        if (!preemptedAt) {
+          metart::preemption::request(SIGTERM);
+          preemptedAt = nowNs();
+        }
+        continue;
+      }
       std::fprintf(stderr,
                    "metart: rank %d: stopped by SIGTERM (the launcher stops "
                    "the job: another rank failed, on another host or with an "
                    "error); stopping\n",
                    w.rank);
+      _exit(143);
+    }
+    if (preemptedAt &&
+        nowNs() - preemptedAt > int64_t(graceSeconds()) * 1000000000) {
+      std::fprintf(stderr,
+                   "metart: rank %d: stopped by SIGTERM: no checkpoint within "
+                   "%d s of it (METART_PREEMPT_GRACE); stopping\n",
+                   w.rank, graceSeconds());
       _exit(143);
     }
     int64_t since = inFlightSince.load();
@@ -198,6 +232,8 @@ void watchdog::start() {
   stopping = false;
   thread = std::thread(run);
 }
+
+bool watchdog::running() { return thread.joinable(); }
 
 void watchdog::stop() {
   if (!thread.joinable())

@@ -20,6 +20,8 @@ namespace metart::comm::watchdog {
 
 /// Starts the thread and the SIGTERM handler (once the world has peers).
 void start();
+/// Whether the thread runs (and owns SIGTERM).
+bool running();
 /// Stops the thread: once every rank has passed the last barrier, a peer
 /// exiting is no longer a failure.
 void stop();

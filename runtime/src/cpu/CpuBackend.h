@@ -14,29 +14,12 @@
 #include "OneDnn.h"
 #include "OneDnnProducts.h"
 #include "Parallel.h"
+#include "Workspace.h"
 
 #include <array>
 #include <map>
 
 namespace metart::cpu {
-
-/// Host memory that a kernel uses for intermediate values (im2col columns,
-/// statistics), kept between calls and grown on demand.
-class Workspace {
-public:
-  Workspace() = default;
-  ~Workspace();
-  Workspace(const Workspace &) = delete;
-  Workspace &operator=(const Workspace &) = delete;
-
-  /// At least `bytes` bytes, 64-byte aligned (their previous contents are
-  /// lost), or null when the host has no more.
-  void *get(size_t bytes);
-
-private:
-  void *data = nullptr;
-  size_t capacity = 0;
-};
 
 /// The CPU backend.
 class CpuBackend final : public Backend {
@@ -155,10 +138,6 @@ private:
   /// (Convolution.cpp).
   std::map<std::array<int64_t, 15>, int> convolutionChoices;
 };
-
-/// The status of a kernel whose workspace of `bytes` bytes could not be
-/// allocated.
-KernelStatus workspaceExhausted(size_t bytes);
 
 } // namespace metart::cpu
 

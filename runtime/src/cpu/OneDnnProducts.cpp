@@ -11,8 +11,8 @@
 #include "OneDnnProducts.h"
 
 #include "../Arena.h"
-#include "CpuBackend.h"
 #include "Parallel.h"
+#include "Workspace.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Checker.h"
 #include "../Context.h"
 #include "../Tensor.h"
 #include "../cpu/Parallel.h"

@@ -443,6 +443,14 @@ extern "C" int metart_main(int argc, char **argv,
   char error[1024] = "";
   if (metart_status status =
           metart_run(program, &options, stdout, error, sizeof(error))) {
+    // Preempted: every rank wrote the checkpoint and stops here, with the
+    // code of the signal that asked.
+    if (status == METART_PREEMPTED) {
+      if (metart_world_rank() == 0)
+        std::fprintf(stderr, "%s: %s\n", argv[0], error);
+      metart_world_finalize();
+      return 128 + metart_preemption_signal();
+    }
     if (metart_world_size() > 1)
       std::fprintf(stderr, "%s: rank %lld: error: %s\n", argv[0],
                    static_cast<long long>(metart_world_rank()), error);

@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Context.h"
+#include "../Preemption.h"
 #include "../comm/Trace.h"
+#include "../comm/Watchdog.h"
 #include "../io/AtomicFile.h"
 #include "Evaluation.h"
 #include "StepRunner.h"
@@ -493,6 +495,23 @@ metart_status Trainer::run(metart_train_result &result) {
   int64_t timed = 0;
   metart_status status = METART_OK;
   std::chrono::steady_clock::duration lastStep{}, fastestStep{};
+  // With somewhere to write a checkpoint, SIGTERM and SIGINT stop after the
+  // meta-iteration in flight (Preempt.cpp); under MPI the watchdog owns
+  // SIGTERM and asks for the stop.
+  struct Armed {
+    explicit Armed(bool on) : on(on) {
+      if (on)
+        preemption::arm(!comm::watchdog::running());
+    }
+    ~Armed() {
+      if (on)
+        preemption::disarm();
+    }
+    bool on;
+  } armed(options.checkpoint_dir != nullptr);
+  if (armed.on && metart_world_size() > 1)
+    if ((status = allocate(preemptFlag, {1}, METART_F64)))
+      return status;
   for (int64_t it = start; it < total; ++it) {
     // The profile covers the timed iterations (after the first).
     context->profile.enable(options.profile && it > start);
@@ -644,6 +663,15 @@ metart_status Trainer::run(metart_train_result &result) {
         break;
     }
     result.iterations_run = it + 1 - start;
+    if (armed.on) {
+      int signal = 0;
+      if ((status = agreePreemption(signal)))
+        break;
+      if (signal) {
+        status = stopPreempted(it + 1, signal);
+        break;
+      }
+    }
   }
   // Evaluation calls other functions on the same memory.
   runner.discard();

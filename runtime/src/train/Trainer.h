@@ -90,6 +90,12 @@ private:
   /// The error of a non-finite meta-iteration `iteration` (1-based) under
   /// `stop`: the meta-loss and the first non-finite parameter or gradient.
   metart_status stopNonfinite(int64_t iteration, double loss, const char *why);
+  /// Whether a stop was requested (SIGTERM, SIGINT) on any rank: the
+  /// ranks agree at the end of every meta-iteration (Preempt.cpp).
+  metart_status agreePreemption(int &signal);
+  /// Writes the checkpoint of meta-iteration `iteration` (unless it was
+  /// just written) and returns METART_PREEMPTED with what to resume.
+  metart_status stopPreempted(int64_t iteration, int signal);
   int32_t policy() const;
   std::string stateName(size_t k) const;
   /// Whether state tensor `k` is this rank's part of a sharded whole
@@ -125,6 +131,8 @@ private:
   std::string lastCheckpoint, lastCheckpointDir;
   int64_t lastCheckpointIteration = -1;
   metart::train::Sharding sharding;
+  /// One f64 for the ranks' agreement on a stop (several ranks only).
+  DeviceTensor preemptFlag;
   std::chrono::steady_clock::time_point lastDraw{};
 };
 

@@ -1,4 +1,4 @@
-//===- NNDialect.cpp - nn dialect registration ----------------------------===//
+//===- NNOps.cpp - the nn dialect and its operations ----------------------===//
 
 #include "metac/Dialect/NN/IR/NNDialect.h"
 #include "metac/Dialect/NN/IR/NNOps.h"

@@ -1,4 +1,4 @@
-//===- MetaDialect.cpp - meta dialect registration ------------------------===//
+//===- MetaOps.cpp - the meta dialect, its operations and attributes ------===//
 
 #include "metac/Dialect/Meta/IR/MetaDialect.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
