@@ -304,6 +304,17 @@ struct Options {
                "the straggler moves to the next rank every PERIOD "
                "meta-iterations"),
       cl::value_desc("R:FACTOR[:PERIOD]"), cl::init(""), cl::cat(runCategory)};
+  cl::opt<double> commTimeout{
+      "comm-timeout",
+      cl::desc("Seconds a blocking collective may make no progress before "
+               "the run ends with an error naming the rank, the collective "
+               "and its axes (default: METART_COMM_TIMEOUT, else 50)"),
+      cl::init(0), cl::cat(runCategory)};
+  cl::opt<std::string> hangRank{
+      "hang-rank",
+      cl::desc("A hang for tests: world rank R stops for good before "
+               "meta-iteration ITERATION"),
+      cl::value_desc("R:ITERATION"), cl::init(""), cl::cat(runCategory)};
   cl::opt<double> divergeAbove{
       "diverge-above",
       cl::desc("An evaluation task whose query loss is above this has "
@@ -561,6 +572,24 @@ int metac::metacMain(int argc, char **argv) {
                         "with a rank, a factor above 1 and a period of at "
                         "least 1, got '"
                      << options.slowRank << "'\n";
+        return 1;
+      }
+    }
+    if (!(options.commTimeout >= 0) || std::isinf(options.commTimeout)) {
+      llvm::errs() << "metac: error: --comm-timeout must be a number of "
+                      "seconds, got "
+                   << options.commTimeout << "\n";
+      return 1;
+    }
+    run->commTimeout = options.commTimeout;
+    if (!options.hangRank.empty()) {
+      auto [rank, iteration] = StringRef(options.hangRank).split(':');
+      if (rank.getAsInteger(10, run->hangRank) || run->hangRank < 0 ||
+          iteration.getAsInteger(10, run->hangIteration) ||
+          run->hangIteration < 1) {
+        llvm::errs() << "metac: error: --hang-rank must be R:ITERATION with "
+                        "a rank and an iteration of at least 1, got '"
+                     << options.hangRank << "'\n";
         return 1;
       }
     }

@@ -322,6 +322,9 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.slow_rank = options.slowRank;
   run.train.slow_factor = options.slowFactor;
   run.train.slow_period = options.slowPeriod;
+  run.train.comm_timeout_seconds = options.commTimeout;
+  run.train.hang_rank = options.hangRank;
+  run.train.hang_iteration = options.hangIteration;
   run.seed = options.seed ? static_cast<int64_t>(*options.seed) : -1;
   run.backend = orNull(options.backend);
   run.memory_limit_bytes = options.memoryLimit;

@@ -52,6 +52,13 @@ struct RunOptions {
   /// > 0: the straggler moves to the next rank every this many
   /// meta-iterations (metart_train_options::slow_period).
   int64_t slowPeriod = 0;
+  /// Seconds a blocking collective may make no progress (0: the
+  /// runtime's default; metart_train_options::comm_timeout_seconds).
+  double commTimeout = 0;
+  /// A hang for tests: world rank `hangRank` stops before meta-iteration
+  /// `hangIteration` (0: none).
+  int64_t hangRank = 0;
+  int64_t hangIteration = 0;
 };
 
 /// Trains the program of `module` (IR after the autodiff phase, with one

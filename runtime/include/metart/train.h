@@ -170,6 +170,15 @@ typedef struct metart_train_options {
   int64_t slow_rank;
   double slow_factor;
   int64_t slow_period;
+  /** Seconds a blocking collective may make no progress before the run
+   *  ends with an error naming the rank, the collective and its axes
+   *  (0: METART_COMM_TIMEOUT, else 50). */
+  double comm_timeout_seconds;
+  /** A hang for tests: world rank `hang_rank` stops for good before
+   *  meta-iteration `hang_iteration` (1-based; 0: none), as a hung device
+   *  would; the others wait for it in the step's collectives. */
+  int64_t hang_rank;
+  int64_t hang_iteration;
 } metart_train_options;
 
 typedef struct metart_eval_result {

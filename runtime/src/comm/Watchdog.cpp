@@ -137,11 +137,18 @@ void onSigterm(int) {
   (void)ignored;
 }
 
-int timeoutSeconds() {
+/// --comm-timeout when given (milliseconds; -1: not given).
+std::atomic<int64_t> timeoutOverrideMs{-1};
+
+/// Milliseconds a blocking collective may make no progress (0: no limit):
+/// --comm-timeout, else METART_COMM_TIMEOUT (seconds), else 50 s.
+int64_t timeoutMs() {
+  if (int64_t given = timeoutOverrideMs.load(); given >= 0)
+    return given;
   const char *text = std::getenv("METART_COMM_TIMEOUT");
   if (!text || !*text)
-    return 50;
-  return std::atoi(text);
+    return 50000;
+  return int64_t(std::atof(text) * 1000);
 }
 
 /// Seconds a preempted run has to write its checkpoint and exit
@@ -155,7 +162,6 @@ int graceSeconds() {
 
 void run() {
   const World &w = world();
-  const int timeout = timeoutSeconds();
   int64_t preemptedAt = 0;
   while (!stopping.load()) {
     pollfd fd = {wakeFds[0], POLLIN, 0};
@@ -202,14 +208,14 @@ void run() {
       _exit(143);
     }
     int64_t since = inFlightSince.load();
-    if (timeout > 0 && since &&
-        nowNs() - since > int64_t(timeout) * 1000000000) {
+    int64_t timeout = timeoutMs();
+    if (timeout > 0 && since && nowNs() - since > timeout * 1000000) {
       std::fprintf(stderr,
                    "metart: rank %d: lost a peer: %s over %s made no progress "
-                   "for %d s (METART_COMM_TIMEOUT): a rank of its group is "
-                   "hung or was lost; stopping\n",
+                   "for %g s (--comm-timeout, METART_COMM_TIMEOUT): a rank "
+                   "of its group is hung or was lost; stopping\n",
                    w.rank, inFlightWhat.load(), axesName(inFlightMask.load()),
-                   timeout);
+                   timeout / 1000.0);
       _exit(1);
     }
   }
@@ -234,6 +240,10 @@ void watchdog::start() {
 }
 
 bool watchdog::running() { return thread.joinable(); }
+
+void watchdog::setTimeout(double seconds) {
+  timeoutOverrideMs = seconds > 0 ? int64_t(seconds * 1000) : 0;
+}
 
 void watchdog::stop() {
   if (!thread.joinable())

@@ -20,6 +20,9 @@ namespace metart::comm::watchdog {
 
 /// Starts the thread and the SIGTERM handler (once the world has peers).
 void start();
+/// Seconds a blocking collective may make no progress (0 or less: off)
+/// instead of METART_COMM_TIMEOUT's (the run's --comm-timeout).
+void setTimeout(double seconds);
 /// Whether the thread runs (and owns SIGTERM).
 bool running();
 /// Stops the thread: once every rank has passed the last barrier, a peer

@@ -153,6 +153,21 @@ metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
   return status;
 }
 
+/// `R:ITERATION`, a rank and an iteration of at least 1.
+bool parseHangRank(const char *text, int64_t &rank, int64_t &iteration) {
+  char *end = nullptr;
+  long long r = std::strtoll(text, &end, 10);
+  if (end == text || *end != ':' || r < 0)
+    return false;
+  char *last = nullptr;
+  long long i = std::strtoll(end + 1, &last, 10);
+  if (last == end + 1 || *last || i < 1)
+    return false;
+  rank = r;
+  iteration = i;
+  return true;
+}
+
 } // namespace
 
 extern "C" metart_status metart_run(const metart_program_desc *desc,
@@ -298,6 +313,11 @@ const char *kUsage =
     "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
     "  --quiet                 no progress output\n"
+    "  --comm-timeout=SECONDS  a blocking collective that makes no progress\n"
+    "                          this long ends the run (default:\n"
+    "                          METART_COMM_TIMEOUT, else 50)\n"
+    "  --hang-rank=R:ITERATION  rank R stops for good before that\n"
+    "                          meta-iteration (a hang, for tests)\n"
     "  --slow-rank=R:FACTOR[:PERIOD]  rank R takes FACTOR times as long per\n"
     "                          meta-iteration (a straggler, for tests)\n"
     "  --profile               time each runtime call (kernels, copies,\n"
@@ -424,6 +444,11 @@ extern "C" int metart_main(int argc, char **argv,
                parseSlowRank(value, options.train.slow_rank,
                              options.train.slow_factor,
                              options.train.slow_period)) {
+    } else if (key == "--comm-timeout" && parsePositive(value, real)) {
+      options.train.comm_timeout_seconds = real;
+    } else if (key == "--hang-rank" &&
+               parseHangRank(value, options.train.hang_rank,
+                             options.train.hang_iteration)) {
     } else if (key == "--backend" && (std::strcmp(value, "cpu") == 0 ||
                                       std::strcmp(value, "cuda") == 0)) {
       options.backend = value;

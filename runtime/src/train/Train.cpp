@@ -509,6 +509,8 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     bool on;
   } armed(options.checkpoint_dir != nullptr);
+  if (options.comm_timeout_seconds > 0)
+    comm::watchdog::setTimeout(options.comm_timeout_seconds);
   if (armed.on && metart_world_size() > 1)
     if ((status = allocate(preemptFlag, {1}, METART_F64)))
       return status;
@@ -530,6 +532,18 @@ metart_status Trainer::run(metart_train_result &result) {
     if (options.slow_factor > 1 && metart_world_rank() == slowRank &&
         fastestStep.count() > 0)
       std::this_thread::sleep_for(fastestStep * (options.slow_factor - 1));
+    // A hung rank (for tests): the others' collectives time out.
+    if (options.hang_iteration == it + 1 &&
+        metart_world_rank() == options.hang_rank) {
+      std::fprintf(stderr,
+                   "metart: rank %lld: hanging before meta-iteration %lld "
+                   "(--hang-rank)\n",
+                   static_cast<long long>(metart_world_rank()),
+                   static_cast<long long>(it + 1));
+      std::fflush(stderr);
+      while (true)
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
     auto stepBegin = std::chrono::steady_clock::now();
     std::string stepError;
     metart_status stepStatus =
