@@ -46,6 +46,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_run_host_kernel)},
       {"metart_context_runs_device_kernels",
        reinterpret_cast<void *>(&metart_context_runs_device_kernels)},
+      {"metart_device_kernel_ready",
+       reinterpret_cast<void *>(&metart_device_kernel_ready)},
       {"metart_launch_device_kernel",
        reinterpret_cast<void *>(&metart_launch_device_kernel)},
       {"metart_convert", reinterpret_cast<void *>(&metart_convert)},

@@ -50,6 +50,10 @@ public:
   // that cannot record says so (METART_ERROR_UNSUPPORTED).
   /// Launches a kernel metac generated (PTX) on the backend's device.
   virtual bool runsGeneratedKernels() const { return false; }
+  /// Whether `entry` of the PTX module `ptx` loads on the device.
+  virtual bool loadsGenerated(const char *ptx, const char *entry) {
+    return false;
+  }
   virtual KernelStatus launchGenerated(const char *ptx, const char *entry,
                                        int64_t blocks, int64_t threads,
                                        void **pointers, int64_t count) {

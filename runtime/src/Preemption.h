@@ -21,10 +21,15 @@ void arm(bool handleSigterm);
 /// Restores the handlers that were there before arm.
 void disarm();
 bool armed();
-/// Requests a stop for `signal` (async-signal-safe).
+/// Requests a stop for `signal` (async-signal-safe; the first request
+/// stands).
 void request(int signal);
-/// The signal that requested a stop, or 0.
+/// The signal that requested a stop on this rank, or 0.
 int requested();
+/// Records the signal the ranks agreed on (the largest any saw)...
+void agree(int signal);
+/// ... which the process's exit code follows (else this rank's request).
+int agreed();
 
 } // namespace metart::preemption
 

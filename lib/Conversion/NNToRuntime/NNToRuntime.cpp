@@ -411,6 +411,25 @@ LLVM::LLVMFuncOp StepLowering::thunkOf(nn::FusedOp op) {
   return thunk;
 }
 
+/// The PTX of a group's device kernels and the entry of its first launch
+/// (null when its `metac.device` attribute is malformed).
+static std::pair<StringAttr, StringAttr> deviceModuleOf(nn::FusedOp op,
+                                                        DictionaryAttr device) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto kernel = device.getAs<FlatSymbolRefAttr>("kernel");
+  auto all = module->getAttrOfType<DictionaryAttr>(kDeviceKernelsAttr);
+  auto launches = device.getAs<ArrayAttr>("launches");
+  StringAttr ptx =
+      kernel && all ? all.getAs<StringAttr>(kernel.getValue()) : StringAttr();
+  auto first = launches && !launches.empty()
+                   ? dyn_cast<DictionaryAttr>(launches[0])
+                   : DictionaryAttr();
+  StringAttr entry = first ? first.getAs<StringAttr>("entry") : StringAttr();
+  if (!ptx || !entry)
+    return {};
+  return {ptx, entry};
+}
+
 /// On a host backend, one call of the group's generated host kernel; on
 /// CUDA, its generated device kernels' launches where it has them;
 /// otherwise its ops one by one, writing the group's results where the
@@ -439,18 +458,19 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
   for (Value d : results)
     buffers.push_back(emit.dataOf(d));
   // Tries `mode` when `query` answers yes, else falls through to `next`.
-  auto branch = [&](StringRef query, Block *next) {
+  auto branch = [&](StringRef query, Block *next, ValueRange arguments) {
     b.setInsertionPointToEnd(current);
-    Value yes = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne,
-                                     emit.callI32(query, {emit.context()}),
-                                     emit.i32(0));
+    Value yes =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne,
+                             emit.callI32(query, arguments), emit.i32(0));
     Block *taken = b.createBlock(next);
     b.setInsertionPointToEnd(current);
     LLVM::CondBrOp::create(b, loc, yes, taken, next);
     return taken;
   };
   if (op.getKernel()) {
-    b.setInsertionPointToEnd(branch("metart_context_is_host", deviceCheck));
+    b.setInsertionPointToEnd(
+        branch("metart_context_is_host", deviceCheck, {emit.context()}));
     Value thunk = LLVM::AddressOfOp::create(b, loc, thunkOf(op));
     emit.checkedCall("metart_run_host_kernel",
                      {emit.context(), thunk, emit.pointerArray(buffers),
@@ -461,9 +481,17 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
     LLVM::BrOp::create(b, loc, deviceCheck);
   }
   if (device) {
+    // The runtime launches the group's kernels where its backend runs them
+    // and their module loads (a GPU too old for the PTX: op by op).
     current = deviceCheck;
-    b.setInsertionPointToEnd(
-        branch("metart_context_runs_device_kernels", byOps));
+    auto [ptx, firstEntry] = deviceModuleOf(op, device);
+    if (!ptx)
+      return op.emitOpError("has a malformed ") << kDeviceKernelAttr;
+    b.setInsertionPointToEnd(current);
+    Value code = emit.cString(ptx.getValue());
+    Value entry = emit.cString(firstEntry.getValue());
+    b.setInsertionPointToEnd(branch("metart_device_kernel_ready", byOps,
+                                    {emit.context(), code, entry}));
     if (failed(launchDeviceKernels(op, device, buffers)))
       return failure();
     LLVM::BrOp::create(b, loc, join);

@@ -241,6 +241,12 @@ metart_status metart_run_host_kernel(metart_context *context,
  *  fused groups (metart_launch_device_kernel): on the CUDA backend, unless
  *  METART_FUSED_KERNELS=off. */
 int metart_context_runs_device_kernels(const metart_context *context);
+/** Whether compiled code should launch the generated kernels of the PTX
+ *  module `ptx` here: metart_context_runs_device_kernels, and `entry` of
+ *  the module loads (compiled by the driver for this GPU); a module that
+ *  does not load answers 0 from then on (its group runs op by op). */
+int metart_device_kernel_ready(metart_context *context, const char *ptx,
+                               const char *entry);
 /** Launches `entry` of the PTX module `ptx` (both NUL-terminated; the
  *  module is loaded on first use and kept by its address) on the
  *  context's stream in `blocks` blocks of `threads` threads, with the

@@ -16,6 +16,7 @@
 #include "Stats.h"
 #include "World.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -137,18 +138,22 @@ void onSigterm(int) {
   (void)ignored;
 }
 
-/// --comm-timeout when given (milliseconds; -1: not given).
+/// --comm-timeout when given, else METART_COMM_TIMEOUT (read when the
+/// thread starts), else 50 s; in milliseconds, 0: no limit.
 std::atomic<int64_t> timeoutOverrideMs{-1};
+int64_t environmentTimeoutMs = 50000;
 
-/// Milliseconds a blocking collective may make no progress (0: no limit):
-/// --comm-timeout, else METART_COMM_TIMEOUT (seconds), else 50 s.
+/// `seconds` in milliseconds, at most about 31 years (0: no limit).
+int64_t toMilliseconds(double seconds) {
+  if (!(seconds > 0))
+    return 0;
+  return int64_t(std::min(seconds, 1e9) * 1000 + 0.5);
+}
+
 int64_t timeoutMs() {
   if (int64_t given = timeoutOverrideMs.load(); given >= 0)
     return given;
-  const char *text = std::getenv("METART_COMM_TIMEOUT");
-  if (!text || !*text)
-    return 50000;
-  return int64_t(std::atof(text) * 1000);
+  return environmentTimeoutMs;
 }
 
 /// Seconds a preempted run has to write its checkpoint and exit
@@ -180,16 +185,18 @@ void run() {
       // but give a peer that is going down a moment to show.
       for (int i = 0; i < 10; ++i) {
         usleep(50000);
+        // Stopped meanwhile: the job ended well, its peers may be gone.
+        if (stopping.load())
+          return;
         if (int peer = lostPeer(); peer >= 0)
           stopForLostPeer(peer);
       }
       // A run that can checkpoint is preempted: the ranks agree at the end
-      // of the meta-iteration, write a checkpoint and exit by themselves.
-      if (metart::preemption::armed()) {
-        if (!preemptedAt) {
-          metart::preemption::request(SIGTERM);
-          preemptedAt = nowNs();
-        }
+      // of the meta-iteration, write a checkpoint and exit by themselves. A
+      // second SIGTERM ends the process at once.
+      if (metart::preemption::armed() && !preemptedAt) {
+        metart::preemption::request(SIGTERM);
+        preemptedAt = nowNs();
         continue;
       }
       std::fprintf(stderr,
@@ -209,7 +216,7 @@ void run() {
     }
     int64_t since = inFlightSince.load();
     int64_t timeout = timeoutMs();
-    if (timeout > 0 && since && nowNs() - since > timeout * 1000000) {
+    if (timeout > 0 && since && (nowNs() - since) / 1000000 > timeout) {
       std::fprintf(stderr,
                    "metart: rank %d: lost a peer: %s over %s made no progress "
                    "for %g s (--comm-timeout, METART_COMM_TIMEOUT): a rank "
@@ -230,9 +237,12 @@ void watchdog::start() {
   unlink(notePath(world().rank).c_str());
   if (pipe(wakeFds) != 0)
     return;
+  if (const char *text = std::getenv("METART_COMM_TIMEOUT"); text && *text)
+    environmentTimeoutMs = toMilliseconds(std::atof(text));
   fcntl(wakeFds[1], F_SETFL, O_NONBLOCK);
   struct sigaction action = {};
   action.sa_handler = onSigterm;
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   stopping = false;
@@ -242,7 +252,7 @@ void watchdog::start() {
 bool watchdog::running() { return thread.joinable(); }
 
 void watchdog::setTimeout(double seconds) {
-  timeoutOverrideMs = seconds > 0 ? int64_t(seconds * 1000) : 0;
+  timeoutOverrideMs = toMilliseconds(seconds);
 }
 
 void watchdog::stop() {

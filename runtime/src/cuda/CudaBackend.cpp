@@ -64,6 +64,13 @@ KernelStatus CudaBackend::create(int device, size_t limitBytes,
   if (!status.failed())
     status = checkCublas(cublasSetMathMode(backend->blas, CUBLAS_DEFAULT_MATH),
                          "cublasSetMathMode");
+  // metac's generated kernels are PTX for sm_80: older GPUs run the groups
+  // op by op.
+  if (!status.failed())
+    status = checkCuda(cudaDeviceGetAttribute(&backend->computeMajor,
+                                              cudaDevAttrComputeCapabilityMajor,
+                                              device),
+                       "cudaDeviceGetAttribute");
   if (!status.failed()) {
     backend->rangeSlot = static_cast<RangeSlot *>(
         backend->allocator.allocate(sizeof(RangeSlot)));
@@ -98,6 +105,10 @@ KernelStatus CudaBackend::launchGenerated(const char *ptx, const char *entry,
     return status;
   return generated.launch(stream.get(), ptx, entry, blocks, threads, pointers,
                           count);
+}
+
+bool CudaBackend::loadsGenerated(const char *ptx, const char *entry) {
+  return !activate().failed() && generated.loads(ptx, entry);
 }
 
 void *CudaBackend::allocate(size_t bytes) {

@@ -42,7 +42,8 @@ public:
   bool hostMemory() const override { return false; }
   int getDevice() const { return device; }
 
-  bool runsGeneratedKernels() const override { return true; }
+  bool runsGeneratedKernels() const override { return computeMajor >= 8; }
+  bool loadsGenerated(const char *ptx, const char *entry) override;
   KernelStatus launchGenerated(const char *ptx, const char *entry,
                                int64_t blocks, int64_t threads, void **pointers,
                                int64_t count) override;
@@ -177,6 +178,8 @@ private:
   bool capturing() const { return recording && recording->capturing; }
 
   int device;
+  /// The device's compute capability (major).
+  int computeMajor = 0;
   // Declared in the order of construction; destroyed in reverse, the
   // workspace before the allocator before the stream.
   Stream stream;

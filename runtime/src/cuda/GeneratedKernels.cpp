@@ -47,6 +47,17 @@ KernelStatus GeneratedKernels::kernelOf(const char *ptx, const char *entry,
   return KernelStatus::ok();
 }
 
+bool GeneratedKernels::loads(const char *ptx, const char *entry) {
+  if (unloadable.count(ptx))
+    return false;
+  cudaKernel_t kernel = nullptr;
+  if (!kernelOf(ptx, entry, kernel).failed())
+    return true;
+  unloadable.insert(ptx);
+  (void)cudaGetLastError();
+  return false;
+}
+
 KernelStatus GeneratedKernels::launch(cudaStream_t stream, const char *ptx,
                                       const char *entry, int64_t blocks,
                                       int64_t threads, void **pointers,

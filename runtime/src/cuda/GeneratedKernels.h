@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -38,12 +39,17 @@ public:
                       int64_t blocks, int64_t threads, void **pointers,
                       int64_t count);
 
+  /// Whether `entry` of `ptx` loads (a failure is remembered: the driver
+  /// compiles the PTX once).
+  bool loads(const char *ptx, const char *entry);
+
 private:
   KernelStatus kernelOf(const char *ptx, const char *entry,
                         cudaKernel_t &kernel);
 
   std::map<const char *, cudaLibrary_t> libraries;
   std::map<std::pair<const char *, std::string>, cudaKernel_t> kernels;
+  std::set<const char *> unloadable;
 };
 
 } // namespace metart::cuda

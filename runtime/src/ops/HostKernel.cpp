@@ -63,6 +63,12 @@ int metart_context_runs_device_kernels(const metart_context *context) {
          !fusedKernelsOff();
 }
 
+int metart_device_kernel_ready(metart_context *context, const char *ptx,
+                               const char *entry) {
+  return metart_context_runs_device_kernels(context) && ptx && entry &&
+         context->backend->loadsGenerated(ptx, entry);
+}
+
 metart_status metart_launch_device_kernel(metart_context *context,
                                           const char *ptx, const char *entry,
                                           int64_t blocks, int64_t threads,

@@ -38,7 +38,7 @@ metart_status Trainer::agreePreemption(int &signal) {
   signal = static_cast<int>(value);
   // Every rank exits with the agreed signal's code.
   if (signal)
-    preemption::request(signal);
+    preemption::agree(signal);
   return METART_OK;
 }
 
@@ -66,4 +66,4 @@ metart_status Trainer::stopPreempted(int64_t iteration, int signal) {
 
 } // namespace metart::train
 
-int metart_preemption_signal(void) { return metart::preemption::requested(); }
+int metart_preemption_signal(void) { return metart::preemption::agreed(); }

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -685,6 +686,17 @@ metart_status Trainer::run(metart_train_result &result) {
         status = stopPreempted(it + 1, signal);
         break;
       }
+    }
+  }
+  // Past the loop a signal no longer waits for the end of a meta-iteration:
+  // one that came after the last agreement ends the process as it would
+  // have without preemption.
+  if (armed.on) {
+    armed.on = false;
+    preemption::disarm();
+    if (int late = preemption::requested(); late && status == METART_OK) {
+      std::signal(late, SIG_DFL);
+      std::raise(late);
     }
   }
   // Evaluation calls other functions on the same memory.

@@ -148,6 +148,8 @@ protected:
 
 TEST_F(GeneratedKernel, ComputesEveryElement) {
   ASSERT_EQ(metart_context_runs_device_kernels(context), 1);
+  ASSERT_EQ(metart_device_kernel_ready(context, kTanhOfProduct, "k_kernel"), 1)
+      << metart_context_last_error(context);
   poison();
   ASSERT_EQ(launch(kTanhOfProduct, "k_kernel"), METART_OK)
       << metart_context_last_error(context);
@@ -179,6 +181,10 @@ TEST_F(GeneratedKernel, NamesWhatFailed) {
   EXPECT_NE(std::string(metart_context_last_error(context)).find("k_kernel"),
             std::string::npos)
       << metart_context_last_error(context);
+  // A module that does not load makes its groups run op by op.
+  const char *broken = "neither is this";
+  EXPECT_EQ(metart_device_kernel_ready(context, broken, "k_kernel"), 0);
+  EXPECT_EQ(metart_device_kernel_ready(context, broken, "k_kernel"), 0);
   EXPECT_NE(launch(kTanhOfProduct, "no_such_kernel"), METART_OK);
   EXPECT_NE(
       std::string(metart_context_last_error(context)).find("no_such_kernel"),
@@ -195,6 +201,7 @@ TEST(GeneratedKernelOnCpu, IsRefused) {
   metart_context *cpu = nullptr;
   ASSERT_EQ(metart_context_create(&options, &cpu), METART_OK);
   EXPECT_EQ(metart_context_runs_device_kernels(cpu), 0);
+  EXPECT_EQ(metart_device_kernel_ready(cpu, kTanhOfProduct, "k_kernel"), 0);
   float x = 0;
   void *pointers[] = {&x};
   EXPECT_EQ(metart_launch_device_kernel(cpu, kTanhOfProduct, "k_kernel", 1, 32,
