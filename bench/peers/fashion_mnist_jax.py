@@ -34,6 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from devices import jax_device
+
 WAYS, SHOTS, QUERY, META_BATCH = 5, 1, 15, 4
 
 
@@ -170,19 +172,8 @@ def main():
     parser.add_argument("--tf32", action="store_true",
                         help="on cuda, let XLA use TF32 for f32 products")
     args = parser.parse_args()
-    with jax.default_device(select_device(args.device, args.tf32)):
+    with jax.default_device(jax_device(args.device, args.tf32)):
         run(args)
-
-
-def select_device(device, tf32):
-    """The device to compute on; on cpu, JAX's CPU platform only (before
-    any backend starts), so that a GPU build of jaxlib stays off the GPU."""
-    if device == "cpu":
-        jax.config.update("jax_platforms", "cpu")
-        return jax.devices("cpu")[0]
-    if not tf32:
-        jax.config.update("jax_default_matmul_precision", "highest")
-    return jax.devices("gpu")[0]
 
 
 def run(args):

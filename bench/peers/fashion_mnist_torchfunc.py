@@ -24,6 +24,7 @@ from torch.func import grad, vmap
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import fashion_mnist_torch as reference  # noqa: E402
+from devices import torch_device  # noqa: E402
 from timing import time_variant  # noqa: E402
 
 WAYS, STEPS, INNER_LR, META_BATCH = 5, 5, 0.4, 4
@@ -58,12 +59,7 @@ def main():
                         help="on cuda, let cuBLAS/cuDNN use TF32 for f32")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
-    synchronize = None
-    if args.device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = args.tf32
-        torch.backends.cudnn.allow_tf32 = args.tf32
-        synchronize = torch.cuda.synchronize
+    device, synchronize = torch_device(args.device, args.tf32)
     split = reference.Split(args.data_dir, "train")
     for algorithm in args.algorithms.split(","):
         task_loss = maml_task_loss if algorithm == "maml" else \

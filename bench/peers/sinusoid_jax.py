@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from devices import jax_device
+
 META_BATCH, SUPPORT, QUERY = 25, 10, 10
 INNER_LR, OUTER_LR = 0.01, 0.001
 WIDTHS = [1, 40, 40, 1]
@@ -109,19 +111,8 @@ def main():
     parser.add_argument("--tf32", action="store_true",
                         help="on cuda, let XLA use TF32 for f32 products")
     args = parser.parse_args()
-    with jax.default_device(select_device(args.device, args.tf32)):
+    with jax.default_device(jax_device(args.device, args.tf32)):
         run(args)
-
-
-def select_device(device, tf32):
-    """The device to compute on; on cpu, JAX's CPU platform only (before
-    any backend starts), so that a GPU build of jaxlib stays off the GPU."""
-    if device == "cpu":
-        jax.config.update("jax_platforms", "cpu")
-        return jax.devices("cpu")[0]
-    if not tf32:
-        jax.config.update("jax_default_matmul_precision", "highest")
-    return jax.devices("gpu")[0]
 
 
 def run(args):

@@ -25,6 +25,7 @@ import sys
 import torch
 from torch import nn
 
+from devices import torch_device
 from timing import time_variant
 
 META_BATCH, SUPPORT, QUERY = 25, 10, 10
@@ -113,12 +114,7 @@ def main():
     parser.add_argument("--tf32", action="store_true",
                         help="on cuda, let cuBLAS/cuDNN use TF32 for f32")
     args = parser.parse_args()
-    device = torch.device(args.device)
-    synchronize = None
-    if args.device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = args.tf32
-        torch.backends.cudnn.allow_tf32 = args.tf32
-        synchronize = torch.cuda.synchronize
+    device, synchronize = torch_device(args.device, args.tf32)
     for variant in args.variants.split(","):
         model = make_model().to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=OUTER_LR)

@@ -3,6 +3,7 @@
 #include "metac/Conversion/Passes.h"
 
 #include "CollectiveCalls.h"
+#include "DeviceLaunches.h"
 #include "RuntimeCallEmitter.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
@@ -97,8 +98,6 @@ private:
   void lowerReturn(func::ReturnOp op);
   LogicalResult lowerFused(nn::FusedOp op);
   LogicalResult lowerFusedByOps(nn::FusedOp op, ArrayRef<Value> results);
-  LogicalResult launchDeviceKernels(nn::FusedOp op, DictionaryAttr device,
-                                    ArrayRef<Value> buffers);
   LLVM::LLVMFuncOp thunkOf(nn::FusedOp op);
 
   func::FuncOp step;
@@ -411,25 +410,6 @@ LLVM::LLVMFuncOp StepLowering::thunkOf(nn::FusedOp op) {
   return thunk;
 }
 
-/// The PTX of a group's device kernels and the entry of its first launch
-/// (null when its `metac.device` attribute is malformed).
-static std::pair<StringAttr, StringAttr> deviceModuleOf(nn::FusedOp op,
-                                                        DictionaryAttr device) {
-  auto module = op->getParentOfType<ModuleOp>();
-  auto kernel = device.getAs<FlatSymbolRefAttr>("kernel");
-  auto all = module->getAttrOfType<DictionaryAttr>(kDeviceKernelsAttr);
-  auto launches = device.getAs<ArrayAttr>("launches");
-  StringAttr ptx =
-      kernel && all ? all.getAs<StringAttr>(kernel.getValue()) : StringAttr();
-  auto first = launches && !launches.empty()
-                   ? dyn_cast<DictionaryAttr>(launches[0])
-                   : DictionaryAttr();
-  StringAttr entry = first ? first.getAs<StringAttr>("entry") : StringAttr();
-  if (!ptx || !entry)
-    return {};
-  return {ptx, entry};
-}
-
 /// On a host backend, one call of the group's generated host kernel; on
 /// CUDA, its generated device kernels' launches where it has them;
 /// otherwise its ops one by one, writing the group's results where the
@@ -484,7 +464,7 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
     // The runtime launches the group's kernels where its backend runs them
     // and their module loads (a GPU too old for the PTX: op by op).
     current = deviceCheck;
-    auto [ptx, firstEntry] = deviceModuleOf(op, device);
+    auto [ptx, firstEntry] = lowering::deviceModuleOf(op, device);
     if (!ptx)
       return op.emitOpError("has a malformed ") << kDeviceKernelAttr;
     b.setInsertionPointToEnd(current);
@@ -492,7 +472,7 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
     Value entry = emit.cString(firstEntry.getValue());
     b.setInsertionPointToEnd(branch("metart_device_kernel_ready", byOps,
                                     {emit.context(), code, entry}));
-    if (failed(launchDeviceKernels(op, device, buffers)))
+    if (failed(lowering::emitDeviceLaunches(op, device, emit, buffers)))
       return failure();
     LLVM::BrOp::create(b, loc, join);
   }
@@ -501,60 +481,6 @@ LogicalResult StepLowering::lowerFused(nn::FusedOp op) {
     return failure();
   LLVM::BrOp::create(b, loc, join);
   b.setInsertionPointToEnd(join);
-  return success();
-}
-
-/// The launches of a group's device kernels (`device`: its metac.device
-/// attribute) over `buffers` (inputs, results) and its temporaries, which
-/// come from the scratch arena.
-LogicalResult StepLowering::launchDeviceKernels(nn::FusedOp op,
-                                                DictionaryAttr device,
-                                                ArrayRef<Value> known) {
-  auto module = op->getParentOfType<ModuleOp>();
-  auto kernel = device.getAs<FlatSymbolRefAttr>("kernel");
-  auto all = module->getAttrOfType<DictionaryAttr>(kDeviceKernelsAttr);
-  auto launches = device.getAs<ArrayAttr>("launches");
-  auto temporaries = device.getAs<DenseI64ArrayAttr>("temporaries");
-  StringAttr ptx =
-      kernel && all ? all.getAs<StringAttr>(kernel.getValue()) : StringAttr();
-  if (!ptx || !launches || !temporaries)
-    return op.emitOpError("has a malformed ") << kDeviceKernelAttr;
-  SmallVector<Value> buffers(known);
-  SmallVector<std::pair<Value, int64_t>> scratch;
-  for (int64_t bytes : temporaries.asArrayRef()) {
-    auto type = RankedTensorType::get({(bytes + 3) / 4},
-                                      Float32Type::get(op.getContext()));
-    Value d = emit.descriptor(type);
-    scratch.push_back({d, byteSize(type)});
-    buffers.push_back(emit.dataOf(d));
-  }
-  Value code = emit.cString(ptx.getValue());
-  for (Attribute attribute : launches) {
-    auto launch = dyn_cast<DictionaryAttr>(attribute);
-    auto entry = launch ? launch.getAs<StringAttr>("entry") : StringAttr();
-    auto blocks = launch ? launch.getAs<IntegerAttr>("blocks") : IntegerAttr();
-    auto threads =
-        launch ? launch.getAs<IntegerAttr>("threads") : IntegerAttr();
-    auto arguments = launch ? launch.getAs<DenseI64ArrayAttr>("arguments")
-                            : DenseI64ArrayAttr();
-    if (!entry || !blocks || !threads || !arguments)
-      return op.emitOpError("has a malformed launch in ") << kDeviceKernelAttr;
-    SmallVector<Value> pointers;
-    for (int64_t index : arguments.asArrayRef()) {
-      if (index < 0 || index >= static_cast<int64_t>(buffers.size()))
-        return op.emitOpError("launches a kernel on buffer ")
-               << index << " of " << buffers.size();
-      pointers.push_back(buffers[index]);
-    }
-    emit.checkedCall("metart_launch_device_kernel",
-                     {emit.context(), code, emit.cString(entry.getValue()),
-                      emit.i64(blocks.getInt()), emit.i64(threads.getInt()),
-                      emit.pointerArray(pointers),
-                      emit.i64(static_cast<int64_t>(pointers.size()))});
-  }
-  for (auto [d, bytes] : scratch)
-    emit.call("metart_scratch_free",
-              {emit.context(), emit.dataOf(d), emit.i64(bytes)});
   return success();
 }
 

@@ -1,7 +1,7 @@
 //===- MetaOps.cpp - the meta dialect, its operations and attributes ------===//
 
-#include "metac/Dialect/Meta/IR/MetaDialect.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/Meta/IR/MetaDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 

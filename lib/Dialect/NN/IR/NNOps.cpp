@@ -1,7 +1,7 @@
 //===- NNOps.cpp - the nn dialect and its operations ----------------------===//
 
-#include "metac/Dialect/NN/IR/NNDialect.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
+#include "metac/Dialect/NN/IR/NNDialect.h"
 
 using namespace mlir;
 using namespace metac::nn;
