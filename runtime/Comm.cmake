@@ -52,7 +52,8 @@ if(METART_HAVE_CUDA AND METART_HAVE_MPI)
     set(METART_HAVE_NCCL ON)
     message(STATUS "metart: collectives on CUDA devices through NCCL "
       "(${METART_NCCL_LIBRARY})")
-    target_sources(metart PRIVATE src/comm/NcclTransport.cpp)
+    target_sources(metart PRIVATE src/comm/NcclTransport.cpp
+      src/comm/NcclWatch.cpp)
     target_compile_definitions(metart PRIVATE METART_HAVE_NCCL)
     target_include_directories(metart PRIVATE ${METART_NCCL_INCLUDE_DIR})
     target_link_libraries(metart PRIVATE ${METART_NCCL_LIBRARY})

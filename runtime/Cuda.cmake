@@ -74,6 +74,7 @@ else()
     src/cuda/Convolution.cu
     src/cuda/Convert.cu
     src/cuda/Elementwise.cu
+    src/cuda/Hang.cu
     src/cuda/Indexing.cu
     src/cuda/Linear.cu
     src/cuda/Losses.cu

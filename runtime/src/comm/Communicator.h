@@ -105,6 +105,12 @@ public:
   }
   /// Adds the times of timed device work (waits for it).
   virtual void settle(Stats &) {}
+  /// --hang-rank on a device: queues work that never ends before the
+  /// collectives that follow, and that the watchdog ends when it aborts
+  /// them. Unsupported where the rank hangs on the host instead.
+  virtual KernelStatus hangDevice() {
+    return {METART_ERROR_UNSUPPORTED, "the rank hangs on the host"};
+  }
 
 private:
   std::chrono::steady_clock::time_point start;

@@ -4,12 +4,15 @@
 // group rank 0 creates the unique id and broadcasts it over the group's MPI
 // communicator, then every member joins with ncclCommInitRank on the
 // context's device. Collectives are queued on the context's stream and
-// timed by a pair of events each, read when the counters are.
+// timed by a pair of events each, read when the counters are; the watchdog
+// sees each one pending through NcclWatch and aborts the communicators
+// when one takes longer than --comm-timeout.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../cuda/CudaBackend.h"
 #include "MpiTransport.h"
+#include "NcclWatch.h"
 
 #include <nccl.h>
 
@@ -59,11 +62,16 @@ KernelStatus checkCuda(cudaError_t error, const char *call) {
 class NcclTransport final : public Transport {
 public:
   NcclTransport(cuda::CudaBackend &backend, std::unique_ptr<MpiTransport> mpi)
-      : backend(backend), mpi(std::move(mpi)) {
+      : backend(backend), mpi(std::move(mpi)), watch([this] { abortAll(); }) {
     for (ncclComm_t &c : comms)
       c = nullptr;
+    watchdog::watch(&watch);
+    this->backend.setGraphLaunchHook(
+        [this](cudaStream_t stream) { watch.launchedGraph(stream); });
   }
   ~NcclTransport() override {
+    watchdog::unwatch(&watch);
+    backend.setGraphLaunchHook(nullptr);
     cudaSetDevice(backend.getDevice());
     for (auto &[key, event] : joined)
       cudaEventDestroy(event);
@@ -106,41 +114,47 @@ public:
 
   KernelStatus allReduce(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype, Reduction reduction) override {
-    return check(ncclAllReduce(x, y, size_t(count), ncclType(dtype),
-                               ncclOp(reduction), comms[mask], stream()),
-                 "ncclAllReduce");
+    return queued(ncclAllReduce(x, y, size_t(count), ncclType(dtype),
+                                ncclOp(reduction), comms[mask], stream()),
+                  "ncclAllReduce", "all_reduce", mask);
   }
   KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype) override {
-    return check(ncclAllGather(x, y, size_t(count), ncclType(dtype),
-                               comms[mask], stream()),
-                 "ncclAllGather");
+    return queued(ncclAllGather(x, y, size_t(count), ncclType(dtype),
+                                comms[mask], stream()),
+                  "ncclAllGather", "all_gather", mask);
   }
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
                              metart_dtype dtype, Reduction reduction) override {
-    return check(ncclReduceScatter(x, y, size_t(count), ncclType(dtype),
-                                   ncclOp(reduction), comms[mask], stream()),
-                 "ncclReduceScatter");
+    return queued(ncclReduceScatter(x, y, size_t(count), ncclType(dtype),
+                                    ncclOp(reduction), comms[mask], stream()),
+                  "ncclReduceScatter", "reduce_scatter", mask);
   }
   KernelStatus broadcast(int mask, void *y, int64_t count, metart_dtype dtype,
                          int root) override {
-    return check(ncclBroadcast(y, y, size_t(count), ncclType(dtype), root,
-                               comms[mask], stream()),
-                 "ncclBroadcast");
+    return queued(ncclBroadcast(y, y, size_t(count), ncclType(dtype), root,
+                                comms[mask], stream()),
+                  "ncclBroadcast", "broadcast", mask);
   }
   KernelStatus send(int mask, const void *x, int64_t count, metart_dtype dtype,
                     int peer) override {
-    return check(ncclSend(x, size_t(count), ncclType(dtype), peer, comms[mask],
-                          stream()),
-                 "ncclSend");
+    return queued(ncclSend(x, size_t(count), ncclType(dtype), peer, comms[mask],
+                           stream()),
+                  "ncclSend", "send", mask);
   }
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override {
-    return check(ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask],
-                          stream()),
-                 "ncclRecv");
+    return queued(ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask],
+                           stream()),
+                  "ncclRecv", "recv", mask);
   }
   KernelStatus barrier(int mask) override { return mpi->barrier(mask); }
+
+  // --hang-rank: the spin goes on the compute stream, before the
+  // meta-iteration's first collective.
+  KernelStatus hangDevice() override {
+    return watch.hang(backend.getStream().get());
+  }
 
   // --overlap: started collectives go to a second stream, forked from and
   // joined back into the compute stream with events (a fork-join that a
@@ -229,6 +243,23 @@ private:
 
   cudaStream_t stream() { return onSide ? side : backend.getStream().get(); }
 
+  /// The status of NCCL call `call`, which queued collective `what` over
+  /// `mask`; shown to the watchdog when queued.
+  KernelStatus queued(ncclResult_t result, const char *call, const char *what,
+                      int mask) {
+    if (result == ncclSuccess)
+      watch.queued(what, mask, stream());
+    return check(result, call);
+  }
+
+  /// Ends every communicator's work (from the watchdog's thread, before
+  /// the process ends).
+  void abortAll() {
+    for (ncclComm_t c : comms)
+      if (c)
+        ncclCommAbort(c);
+  }
+
   cuda::CudaBackend &backend;
   /// The stream of started collectives (--overlap), made on first use.
   cudaStream_t side = nullptr;
@@ -239,6 +270,7 @@ private:
   ncclComm_t comms[kNumMasks];
   Timing current;
   std::vector<Timing> pending;
+  NcclWatch watch;
 };
 
 } // namespace

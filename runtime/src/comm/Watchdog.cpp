@@ -7,7 +7,9 @@
 // instead, and given METART_PREEMPT_GRACE seconds to checkpoint. Whatever it
 // finds, it prints one line and ends the process with _exit, after noting which
 // rank it lost (see notePath): the trainer's files are written to a temporary
-// and renamed, so an abrupt end leaves them loadable.
+// and renamed, so an abrupt end leaves them loadable. Overdue device work is
+// aborted first (NCCL's communicators), so that no kernel outlives the
+// process waiting for a peer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,9 +27,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace metart::comm;
 
@@ -40,6 +44,10 @@ int wakeFds[2] = {-1, -1};
 std::atomic<int64_t> inFlightSince{0};
 std::atomic<const char *> inFlightWhat{""};
 std::atomic<int> inFlightMask{0};
+std::atomic<int64_t> currentIteration{0};
+/// The device work to check; the thread holds the lock while it checks.
+std::mutex watchesLock;
+std::vector<watchdog::DeviceWatch *> watches;
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -165,6 +173,32 @@ int graceSeconds() {
   return std::atoi(text);
 }
 
+/// Ends the process when device work is overdue: aborts what waits on it,
+/// for at most a few seconds (an abort that hangs too must not keep the
+/// job), then exits as a blocking collective's timeout does.
+void checkDevices(int rank, int64_t timeout) {
+  std::lock_guard<std::mutex> lock(watchesLock);
+  for (watchdog::DeviceWatch *watch : watches) {
+    std::string what = watch->overdue(timeout);
+    if (what.empty())
+      continue;
+    std::fprintf(stderr,
+                 "metart: rank %d: %s did not complete within %g s "
+                 "(--comm-timeout, METART_COMM_TIMEOUT): a rank of its group "
+                 "is hung or was lost; aborting\n",
+                 rank, what.c_str(), timeout / 1000.0);
+    std::fflush(stderr);
+    std::atomic<bool> aborted{false};
+    std::thread([&] {
+      watch->abort();
+      aborted = true;
+    }).detach();
+    for (int i = 0; i < 50 && !aborted.load(); ++i)
+      usleep(100000);
+    _exit(1);
+  }
+}
+
 void run() {
   const World &w = world();
   int64_t preemptedAt = 0;
@@ -225,6 +259,8 @@ void run() {
                    timeout / 1000.0);
       _exit(1);
     }
+    if (timeout > 0)
+      checkDevices(w.rank, timeout);
   }
 }
 
@@ -270,3 +306,18 @@ void watchdog::enter(const char *what, int mask) {
 }
 
 void watchdog::leave() { inFlightSince = 0; }
+
+void watchdog::watch(DeviceWatch *watch) {
+  std::lock_guard<std::mutex> lock(watchesLock);
+  watches.push_back(watch);
+}
+
+void watchdog::unwatch(DeviceWatch *watch) {
+  std::lock_guard<std::mutex> lock(watchesLock);
+  watches.erase(std::remove(watches.begin(), watches.end(), watch),
+                watches.end());
+}
+
+void watchdog::setIteration(int64_t iteration) { currentIteration = iteration; }
+
+int64_t watchdog::iteration() { return currentIteration.load(); }

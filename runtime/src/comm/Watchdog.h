@@ -9,12 +9,17 @@
 //    the peer that is gone when it can see it;
 //  - one blocking collective has made no progress for METART_COMM_TIMEOUT
 //    seconds (default 50; 0 turns this off), the last resort for peers on
-//    other hosts under a launcher that kills nobody.
+//    other hosts under a launcher that kills nobody;
+//  - device work that a DeviceWatch reports pending for as long (NCCL's
+//    collectives are queued on a stream: no guard sees them hang).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef METART_SRC_COMM_WATCHDOG_H
 #define METART_SRC_COMM_WATCHDOG_H
+
+#include <cstdint>
+#include <string>
 
 namespace metart::comm::watchdog {
 
@@ -33,6 +38,26 @@ void stop();
 void enter(const char *what, int mask);
 /// ... and its end.
 void leave();
+
+/// Device work that the thread checks a few times a second.
+class DeviceWatch {
+public:
+  virtual ~DeviceWatch() = default;
+  /// What has been pending for more than `timeoutMs` ("NCCL all_reduce over
+  /// task"), else empty. Called on the watchdog's thread.
+  virtual std::string overdue(int64_t timeoutMs) = 0;
+  /// Frees what waits on the overdue work, before the process ends.
+  virtual void abort() = 0;
+};
+/// Adds `watch` to the thread's checks until `unwatch`, which waits for a
+/// check in progress.
+void watch(DeviceWatch *watch);
+void unwatch(DeviceWatch *watch);
+
+/// The meta-iteration under way (from 1; 0: none), for the messages of
+/// device work.
+void setIteration(int64_t iteration);
+int64_t iteration();
 
 /// RAII for `enter`/`leave`.
 struct Guard {

@@ -20,6 +20,7 @@
 
 #include <cublas_v2.h>
 
+#include <functional>
 #include <memory>
 
 namespace metart::cuda {
@@ -155,6 +156,11 @@ public:
     return allocator.stats();
   }
   Stream &getStream() { return stream; }
+  /// Called with the stream after each replay's launch (the NCCL
+  /// transport's watchdog marks the graph's completion); null: none.
+  void setGraphLaunchHook(std::function<void(cudaStream_t)> hook) {
+    graphLaunched = std::move(hook);
+  }
 
 private:
   CudaBackend(int device, size_t limitBytes)
@@ -192,6 +198,7 @@ private:
   /// unloaded after the recorded graph that launches them is destroyed.
   GeneratedKernels generated;
   std::unique_ptr<Recording> recording;
+  std::function<void(cudaStream_t)> graphLaunched;
 };
 
 } // namespace metart::cuda

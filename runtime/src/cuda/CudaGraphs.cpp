@@ -67,6 +67,8 @@ KernelStatus CudaBackend::replay() {
     return status;
   KernelStatus status = checkCuda(
       cudaGraphLaunch(recording->graph, stream.get()), "cudaGraphLaunch");
+  if (!status.failed() && graphLaunched)
+    graphLaunched(stream.get());
   size_t checks = recording->checks.size();
   if (status.failed() || checks == 0)
     return status;

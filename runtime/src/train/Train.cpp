@@ -12,6 +12,7 @@
 
 #include "../Context.h"
 #include "../Preemption.h"
+#include "../comm/Communicator.h"
 #include "../comm/Trace.h"
 #include "../comm/Watchdog.h"
 #include "../io/AtomicFile.h"
@@ -533,16 +534,24 @@ metart_status Trainer::run(metart_train_result &result) {
     if (options.slow_factor > 1 && metart_world_rank() == slowRank &&
         fastestStep.count() > 0)
       std::this_thread::sleep_for(fastestStep * (options.slow_factor - 1));
-    // A hung rank (for tests): the others' collectives time out.
+    comm::watchdog::setIteration(it + 1);
+    // A hung rank (for tests): the others' collectives time out. Under
+    // NCCL a kernel spins on the stream instead, so that this rank's own
+    // collectives hang too and the host goes on into the step; a mesh of
+    // more than one rank runs op by op (no graph), so the spin comes
+    // before the step's first collective.
     if (options.hang_iteration == it + 1 &&
         metart_world_rank() == options.hang_rank) {
+      bool onDevice = context->comm && context->comm->transport &&
+                      !context->comm->transport->hangDevice().failed();
       std::fprintf(stderr,
                    "metart: rank %lld: hanging before meta-iteration %lld "
-                   "(--hang-rank)\n",
+                   "(--hang-rank)%s\n",
                    static_cast<long long>(metart_world_rank()),
-                   static_cast<long long>(it + 1));
+                   static_cast<long long>(it + 1),
+                   onDevice ? ": a kernel spins before its collectives" : "");
       std::fflush(stderr);
-      while (true)
+      while (!onDevice)
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
     auto stepBegin = std::chrono::steady_clock::now();
@@ -688,6 +697,7 @@ metart_status Trainer::run(metart_train_result &result) {
       }
     }
   }
+  comm::watchdog::setIteration(0);
   // Past the loop a signal no longer waits for the end of a meta-iteration:
   // one that came after the last agreement ends the process as it would
   // have without preemption.
