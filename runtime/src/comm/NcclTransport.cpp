@@ -16,7 +16,10 @@
 
 #include <nccl.h>
 
+#include <chrono>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace metart;
@@ -114,39 +117,44 @@ public:
 
   KernelStatus allReduce(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype, Reduction reduction) override {
-    return queued(ncclAllReduce(x, y, size_t(count), ncclType(dtype),
-                                ncclOp(reduction), comms[mask], stream()),
-                  "ncclAllReduce", "all_reduce", mask);
+    return call("ncclAllReduce", "all_reduce", mask, [&](cudaStream_t s) {
+      return ncclAllReduce(x, y, size_t(count), ncclType(dtype),
+                           ncclOp(reduction), comms[mask], s);
+    });
   }
   KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype) override {
-    return queued(ncclAllGather(x, y, size_t(count), ncclType(dtype),
-                                comms[mask], stream()),
-                  "ncclAllGather", "all_gather", mask);
+    return call("ncclAllGather", "all_gather", mask, [&](cudaStream_t s) {
+      return ncclAllGather(x, y, size_t(count), ncclType(dtype), comms[mask],
+                           s);
+    });
   }
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
                              metart_dtype dtype, Reduction reduction) override {
-    return queued(ncclReduceScatter(x, y, size_t(count), ncclType(dtype),
-                                    ncclOp(reduction), comms[mask], stream()),
-                  "ncclReduceScatter", "reduce_scatter", mask);
+    return call("ncclReduceScatter", "reduce_scatter", mask,
+                [&](cudaStream_t s) {
+                  return ncclReduceScatter(x, y, size_t(count), ncclType(dtype),
+                                           ncclOp(reduction), comms[mask], s);
+                });
   }
   KernelStatus broadcast(int mask, void *y, int64_t count, metart_dtype dtype,
                          int root) override {
-    return queued(ncclBroadcast(y, y, size_t(count), ncclType(dtype), root,
-                                comms[mask], stream()),
-                  "ncclBroadcast", "broadcast", mask);
+    return call("ncclBroadcast", "broadcast", mask, [&](cudaStream_t s) {
+      return ncclBroadcast(y, y, size_t(count), ncclType(dtype), root,
+                           comms[mask], s);
+    });
   }
   KernelStatus send(int mask, const void *x, int64_t count, metart_dtype dtype,
                     int peer) override {
-    return queued(ncclSend(x, size_t(count), ncclType(dtype), peer, comms[mask],
-                           stream()),
-                  "ncclSend", "send", mask);
+    return call("ncclSend", "send", mask, [&](cudaStream_t s) {
+      return ncclSend(x, size_t(count), ncclType(dtype), peer, comms[mask], s);
+    });
   }
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override {
-    return queued(ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask],
-                           stream()),
-                  "ncclRecv", "recv", mask);
+    return call("ncclRecv", "recv", mask, [&](cudaStream_t s) {
+      return ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask], s);
+    });
   }
   KernelStatus barrier(int mask) override { return mpi->barrier(mask); }
 
@@ -243,21 +251,35 @@ private:
 
   cudaStream_t stream() { return onSide ? side : backend.getStream().get(); }
 
-  /// The status of NCCL call `call`, which queued collective `what` over
-  /// `mask`; shown to the watchdog when queued.
-  KernelStatus queued(ncclResult_t result, const char *call, const char *what,
-                      int mask) {
+  /// Makes NCCL call `name`, which queues collective `what` over `mask` on
+  /// the stream given to `body`, and shows the collective to the watchdog.
+  template <typename Body>
+  KernelStatus call(const char *name, const char *what, int mask, Body body) {
+    std::lock_guard<std::timed_mutex> guard(calls);
+    cudaStream_t s = stream();
+    ncclResult_t result = body(s);
     if (result == ncclSuccess)
-      watch.queued(what, mask, stream());
-    return check(result, call);
+      watch.queued(what, mask, s);
+    return check(result, name);
   }
 
-  /// Ends every communicator's work (from the watchdog's thread, before
-  /// the process ends).
+  /// Aborts every communicator (from the watchdog's thread, before the
+  /// process ends). Freeing one under a call in progress would crash that
+  /// call, so the abort waits a moment for the calls to stop; a call still
+  /// in progress then is blocked on the hung work, and the communicators
+  /// are left to the process's end.
   void abortAll() {
+    if (!calls.try_lock_for(std::chrono::milliseconds(500)))
+      return;
+    // Held until the process ends: no NCCL call starts after the abort.
+    // One thread per communicator: each abort waits for its own kernels
+    // and proxy.
+    std::vector<std::thread> aborts;
     for (ncclComm_t c : comms)
       if (c)
-        ncclCommAbort(c);
+        aborts.emplace_back([c] { ncclCommAbort(c); });
+    for (std::thread &t : aborts)
+      t.join();
   }
 
   cuda::CudaBackend &backend;
@@ -270,6 +292,8 @@ private:
   ncclComm_t comms[kNumMasks];
   Timing current;
   std::vector<Timing> pending;
+  /// Held by each NCCL call, and by the abort.
+  std::timed_mutex calls;
   NcclWatch watch;
 };
 

@@ -193,8 +193,13 @@ void checkDevices(int rank, int64_t timeout) {
       watch->abort();
       aborted = true;
     }).detach();
-    for (int i = 0; i < 50 && !aborted.load(); ++i)
+    for (int i = 0; i < 20 && !aborted.load(); ++i)
       usleep(100000);
+    if (!aborted.load())
+      std::fprintf(stderr,
+                   "metart: rank %d: the abort did not end within 2 s; "
+                   "exiting without it\n",
+                   rank);
     _exit(1);
   }
 }
