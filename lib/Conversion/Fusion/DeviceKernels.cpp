@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceKernels.h"
+#include "BlockReductions.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -56,6 +57,7 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -131,6 +133,20 @@ std::optional<int64_t> parallelWork(scf::ParallelOp loop) {
 int64_t bytesOf(MemRefType type) {
   return type.getNumElements() *
          static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
+
+/// Gives each use of a filled tensor its own fill: bufferised, each sum
+/// then starts from a fill of its own result buffer (which a block
+/// reduction folds), not from a copy of a shared one.
+void fillPerUse(ModuleOp kernels) {
+  kernels.walk([](linalg::FillOp fill) {
+    if (!fill.hasPureTensorSemantics())
+      return;
+    OpBuilder b(fill);
+    for (OpOperand &use : llvm::make_early_inc_range(
+             llvm::drop_begin(fill.getResult(0).getUses())))
+      use.set(b.clone(*fill)->getResult(0));
+  });
 }
 
 /// Temporaries (static allocations in the entry block) become trailing
@@ -225,7 +241,8 @@ bool fusable(scf::ParallelOp first, scf::ParallelOp second) {
   if (!same(first.getLowerBound(), second.getLowerBound()) ||
       !same(first.getUpperBound(), second.getUpperBound()) ||
       !same(first.getStep(), second.getStep()) || first.getNumReductions() ||
-      second.getNumReductions())
+      second.getNumReductions() || isBlockReduction(first) ||
+      isBlockReduction(second))
     return false;
   Accesses a = accessesOf(first), b = accessesOf(second);
   auto conflicts = [](const Accesses &writer, const Accesses &other) {
@@ -375,6 +392,10 @@ LogicalResult shapeForThreads(func::FuncOp function) {
     auto loop = dyn_cast<scf::ParallelOp>(op);
     if (!loop)
       continue;
+    if (isBlockReduction(loop)) {
+      mapBlockReduction(loop); // shaped as built
+      continue;
+    }
     std::optional<int64_t> threads = parallelWork(loop);
     std::optional<int64_t> serial = serialWork(loop);
     if (!threads || !serial || *serial > kLongestSerial)
@@ -504,14 +525,18 @@ DeviceKernels metac::fusion::compileDeviceKernels(ModuleOp kernels,
     return success();
   });
 
+  OpPassManager tidy(ModuleOp::getOperationName());
+  tidy.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  tidy.nest<func::FuncOp>().addPass(createCSEPass());
   OpPassManager bufferize(ModuleOp::getOperationName());
-  bufferize.nest<func::FuncOp>().addPass(createCanonicalizerPass());
-  bufferize.nest<func::FuncOp>().addPass(createCSEPass());
   bufferization::OneShotBufferizePassOptions oneShot;
   oneShot.bufferizeFunctionBoundaries = false;
   bufferize.addPass(bufferization::createOneShotBufferizePass(oneShot));
   bufferize.addPass(createCanonicalizerPass());
-  if (failed(runPipeline(bufferize, kernels))) {
+  bool tidied = succeeded(runPipeline(tidy, kernels));
+  if (tidied)
+    fillPerUse(kernels); // after CSE, which would merge the fills again
+  if (!tidied || failed(runPipeline(bufferize, kernels))) {
     result.unavailable = "bufferising the kernels failed: " + diagnostics;
     return result;
   }
@@ -524,6 +549,7 @@ DeviceKernels metac::fusion::compileDeviceKernels(ModuleOp kernels,
       continue;
     }
     temporaries[function.getSymName()] = std::move(bytes);
+    reduceAcrossThreads(function, kLongestSerial);
   }
   OpPassManager loops(ModuleOp::getOperationName());
   loops.nest<func::FuncOp>().addPass(createConvertLinalgToParallelLoopsPass());
@@ -583,6 +609,11 @@ DeviceKernels metac::fusion::compileDeviceKernels(ModuleOp kernels,
       module.erase();
     }
     function.erase();
+    // Block reductions meet in shuffles and shared memory.
+    RewritePatternSet allReduce(context);
+    populateGpuAllReducePatterns(allReduce);
+    populateGpuShufflePatterns(allReduce);
+    (void)applyPatternsGreedily(merged, std::move(allReduce));
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createLowerAffinePass());
     pm.addPass(createSCFToControlFlowPass());
