@@ -37,9 +37,11 @@ for example in maml64 sinusoid maml protonet; do
       tail -3 "$out/$example-3-$mode.txt"
     unset METART_FUSED_KERNELS
   done
+  comparison=$(python3 test/reference/compare_params.py "$out/$example-3-fused.safetensors" \
+    "$out/$example-3-ops.safetensors" "${tolerance[@]}" 2>&1)
+  verdict=$([ $? = 0 ] && echo "within ${tolerance[*]}" || echo "NOT within ${tolerance[*]}")
   echo "$example after 3 meta-iterations, generated kernels against op by op:" \
-    "$(python3 test/reference/compare_params.py "$out/$example-3-fused.safetensors" \
-      "$out/$example-3-ops.safetensors" "${tolerance[@]}" 2>&1 | tail -1)"
+    "$(tail -1 <<<"$comparison"), $verdict"
 done
 
 ms_of() { sed -n 's/.*[:,] \([0-9.]*\) ms\/iteration.*/\1/p' | head -1; }

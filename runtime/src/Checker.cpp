@@ -154,11 +154,12 @@ metart_status Checker::finish(const KernelStatus &kernel) {
     // the work and not only its launch.
     context->backend->synchronize();
     auto end = std::chrono::steady_clock::now();
+    const char *name = profiledName ? profiledName : function;
     if (context->profile.enabled())
-      context->profile.add(function,
+      context->profile.add(name,
                            std::chrono::duration<double>(end - begin).count());
     if (context->timeline.enabled())
-      context->timeline.call(function, begin, end);
+      context->timeline.call(name, begin, end);
   }
   return result();
 }

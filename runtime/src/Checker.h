@@ -72,12 +72,16 @@ public:
   /// Records a backend's failure, if any, and returns its status. When the
   /// context profiles, a successful call's time is added to its function.
   metart_status finish(const KernelStatus &kernel);
+  /// Profiles and traces the call under `name` instead of its function (a
+  /// generated kernel under its entry: a string that outlives the context).
+  void profileAs(const char *name) { profiledName = name; }
 
 private:
   metart_status record(metart_status code, const std::string &message);
 
   metart_context *context;
   const char *function;
+  const char *profiledName = nullptr;
   metart_status status = METART_OK;
   /// When the call began (profiling only).
   std::chrono::steady_clock::time_point begin;

@@ -80,6 +80,9 @@ metart_status metart_launch_device_kernel(metart_context *context,
     return check.finish({METART_ERROR_INVALID_ARGUMENT,
                          "a generated kernel needs its PTX, its entry and "
                          "its arguments"});
+  // Each generated kernel is its own line in the profile (its entry is a
+  // constant of the program, as the profile's keys must be).
+  check.profileAs(entry);
   return check.finish(context->backend->launchGenerated(
       ptx, entry, blocks, threads, pointers, count));
 }
