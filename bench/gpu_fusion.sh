@@ -10,7 +10,8 @@
 # biases that batch norm removes, hold round-off alone and are compared to
 # 1e-6 absolute: f32 training of these examples is chaotic over tens of
 # iterations, on the CPU too), the time per meta-iteration of each (CUDA
-# graph, and without one), and the profile of the ConvNet MAML step.
+# graph, and without one), cuDNN's convolutions against im2col's, and the
+# profile of the ConvNet MAML step.
 #   bench/gpu_fusion.sh BUNDLE OUT
 # Run from the repository's root (test/reference/compare_params.py).
 set -uo pipefail
@@ -27,22 +28,28 @@ timeout 300 "$bundle/bin/metart-cuda-tests" >"$out/cuda-tests.txt" 2>&1
 echo "metart-cuda-tests: exit $?, $(grep -E '^\[  (PASSED|FAILED) ' "$out/cuda-tests.txt" | tr '\n' ' ')"
 grep -E '^\[  FAILED  \]' "$out/cuda-tests.txt" | head
 
-for example in maml64 sinusoid maml protonet; do
+# The convolutions on im2col in both: the generated kernels are what differs.
+export METART_CONVOLUTION=im2col
+for run in maml64:1 maml64:3 sinusoid:3 maml:3 protonet:3; do
+  example=${run%:*} n=${run#*:}
   tolerance=(--rtol 1e-4 --atol 1e-6)
-  [ "$example" = maml64 ] && tolerance=(--rtol 1e-9 --atol 1e-9)
+  # f64: the convolution biases that batch norm removes hold round-off alone
+  # (Adam scales it up): 1e-8 absolute for them.
+  [ "$example" = maml64 ] && tolerance=(--rtol 1e-9 --atol 1e-8)
   for mode in fused ops; do
     [ "$mode" = ops ] && export METART_FUSED_KERNELS=off
-    timeout 300 "$bundle/bin/$example" --backend=cuda --iterations=3 --quiet \
-      --save-params="$out/$example-3-$mode.safetensors" >"$out/$example-3-$mode.txt" 2>&1 ||
-      tail -3 "$out/$example-3-$mode.txt"
+    timeout 300 "$bundle/bin/$example" --backend=cuda --iterations="$n" --quiet \
+      --save-params="$out/$example-$n-$mode.safetensors" >"$out/$example-$n-$mode.txt" 2>&1 ||
+      tail -3 "$out/$example-$n-$mode.txt"
     unset METART_FUSED_KERNELS
   done
-  comparison=$(python3 test/reference/compare_params.py "$out/$example-3-fused.safetensors" \
-    "$out/$example-3-ops.safetensors" "${tolerance[@]}" 2>&1)
+  python3 test/reference/compare_params.py "$out/$example-$n-fused.safetensors" \
+    "$out/$example-$n-ops.safetensors" "${tolerance[@]}" >"$out/$example-$n-compare.txt" 2>&1
   verdict=$([ $? = 0 ] && echo "within ${tolerance[*]}" || echo "NOT within ${tolerance[*]}")
-  echo "$example after 3 meta-iterations, generated kernels against op by op:" \
-    "$(tail -1 <<<"$comparison"), $verdict"
+  echo "$example after $n meta-iterations, generated kernels against op by op:" \
+    "$(tail -1 "$out/$example-$n-compare.txt"), $verdict"
 done
+unset METART_CONVOLUTION
 
 ms_of() { sed -n 's/.*[:,] \([0-9.]*\) ms\/iteration.*/\1/p' | head -1; }
 loss_of() { sed -n 's/.*final meta-loss \([-0-9.e+naif]*\),.*/\1/p' | head -1; }
@@ -69,6 +76,22 @@ for example in sinusoid maml protonet; do
     "$(loss_of <"$out/$example-fused.txt") against" \
     "$(loss_of <"$out/$example-ops.txt")"
   [ "$fused_status" = 0 ] || tail -5 "$out/$example-fused.txt"
+done
+# The convolutions: cuDNN against im2col + cuBLAS (generated kernels, CUDA
+# graph), and the choices measured per shape.
+for example in maml protonet; do
+  n=${CONVNET_ITERATIONS:-51}
+  for convolution in im2col cudnn; do
+    METART_CONVOLUTION=$convolution timeout 300 "$bundle/bin/$example" --backend=cuda \
+      --iterations="$n" --quiet >"$out/$example-$convolution.txt" 2>&1
+  done
+  METART_CONVOLUTION_VERBOSE=1 timeout 120 "$bundle/bin/$example" --backend=cuda \
+    --iterations=2 --quiet >"$out/$example-convolutions.txt" 2>&1
+  echo "$example convolutions: im2col $(ms_of <"$out/$example-im2col.txt") ms," \
+    "cuDNN $(ms_of <"$out/$example-cudnn.txt") ms, measured per shape" \
+    "$(ms_of <"$out/$example-fused.txt") ms ($(grep -c ': cuDNN$' "$out/$example-convolutions.txt")" \
+    "shapes to cuDNN, $(grep -c ': im2col$' "$out/$example-convolutions.txt") to im2col)"
+  grep -m3 -i "error\|cudnn did not" "$out/$example-cudnn.txt"
 done
 [ -n "${PROFILE:-1}" ] && timeout 120 "$bundle/bin/maml" --backend=cuda --iterations=6 --profile \
   --no-cuda-graph >"$out/maml-profile.txt" 2>&1

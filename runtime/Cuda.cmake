@@ -64,6 +64,7 @@ else()
     src/cuda/Allocator.cpp
     src/cuda/CudaBackend.cpp
     src/cuda/CudaGraphs.cpp
+    src/cuda/Cudnn.cpp
     src/cuda/Gemm.cpp
     src/cuda/GeneratedKernels.cpp
     src/cuda/Recording.cpp
@@ -84,6 +85,20 @@ else()
     src/cuda/Shape.cu
   )
   target_compile_definitions(metart PRIVATE METART_HAVE_CUDA)
+  # cuDNN's convolutions are compiled against its headers (the CUDA
+  # toolkit's, or PyPI's nvidia-cudnn-cu13 via METART_CUDNN_INCLUDE_DIR) and
+  # the library opened at run time: without it, im2col computes them all.
+  find_path(METART_CUDNN_INCLUDE_DIR cudnn.h
+    HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(METART_CUDNN_INCLUDE_DIR)
+    target_compile_definitions(metart PRIVATE METART_HAVE_CUDNN)
+    target_include_directories(metart PRIVATE ${METART_CUDNN_INCLUDE_DIR})
+    message(STATUS "metart: cuDNN convolutions (headers in "
+      "${METART_CUDNN_INCLUDE_DIR}; libcudnn.so.9 loaded at run time)")
+  else()
+    message(STATUS "metart: cuDNN's headers not found: convolutions on "
+      "im2col only")
+  endif()
   target_include_directories(metart PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_options(metart PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)

@@ -289,10 +289,12 @@ OneDnnConvolutions::OneDnnConvolutions() : state(std::make_unique<State>()) {
     state->forced = true;
   else if (std::strcmp(choice, "im2col") == 0)
     state->enabled = false;
+  else if (std::strcmp(choice, "cudnn") == 0)
+    return; // the CUDA backend's library: measured here
   else
     std::fprintf(stderr,
                  "metart: warning: ignoring METART_CONVOLUTION='%s' (expected "
-                 "auto, onednn or im2col)\n",
+                 "auto, onednn, cudnn or im2col)\n",
                  choice);
 }
 

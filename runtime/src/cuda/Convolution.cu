@@ -10,11 +10,13 @@
 // derivative of a slice is one product over all its images, the output
 // gradient and the columns laid out with the images side by side. A 1x1
 // convolution with stride 1 and no padding uses the images themselves as
-// columns.
+// columns. cuDNN computes the shapes where it measures faster (Cudnn.h,
+// ConvolutionChoice.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/Dtype.h"
+#include "ConvolutionChoice.h"
 #include "CudaBackend.h"
 #include "Gemm.h"
 #include "Launch.cuh"
@@ -247,12 +249,32 @@ KernelStatus CudaBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
                                  const void *bias, void *y) {
   if (KernelStatus status = activate(); status.failed())
     return status;
-  return cpu::withFloat(dtype, [&](auto t) {
-    using T = decltype(t);
-    return conv2dOf(blas, stream.get(), workspace, sizes,
-                    static_cast<const T *>(x), static_cast<const T *>(weight),
-                    static_cast<const T *>(bias), static_cast<T *>(y));
-  });
+  auto im2col = [&] {
+    return cpu::withFloat(dtype, [&](auto t) {
+      using T = decltype(t);
+      return conv2dOf(blas, stream.get(), workspace, sizes,
+                      static_cast<const T *>(x),
+                      static_cast<const T *>(weight),
+                      static_cast<const T *>(bias), static_cast<T *>(y));
+    });
+  };
+  auto library = [&] {
+    return cpu::withFloat(dtype, [&](auto t) {
+      using T = decltype(t);
+      if (bias) {
+        convBiasKernel<<<blocksFor(sizes.images * sizes.outChannels *
+                                   sizes.outHeight * sizes.outWidth),
+                         kThreads, 0, stream.get()>>>(
+            sizes, static_cast<const T *>(bias), static_cast<T *>(y));
+        if (KernelStatus status = checkLaunch("conv2d bias"); status.failed())
+          return status;
+      }
+      return cudnn.forward(stream.get(), workspace, dtype, sizes, x, weight, y,
+                           bias != nullptr);
+    });
+  };
+  return chooseConvolution(0, dtype, sizes, stream.get(), capturing(), cudnn,
+                           convolutionChoices, im2col, library);
 }
 
 template <typename T>
@@ -298,12 +320,21 @@ KernelStatus CudaBackend::conv2dBackwardInput(metart_dtype dtype,
                                               const void *weight, void *y) {
   if (KernelStatus status = activate(); status.failed())
     return status;
-  return cpu::withFloat(dtype, [&](auto t) {
-    using T = decltype(t);
-    return backwardInputOf(blas, stream.get(), workspace, sizes,
-                           static_cast<const T *>(grad),
-                           static_cast<const T *>(weight), static_cast<T *>(y));
-  });
+  auto im2col = [&] {
+    return cpu::withFloat(dtype, [&](auto t) {
+      using T = decltype(t);
+      return backwardInputOf(blas, stream.get(), workspace, sizes,
+                             static_cast<const T *>(grad),
+                             static_cast<const T *>(weight),
+                             static_cast<T *>(y));
+    });
+  };
+  auto library = [&] {
+    return cudnn.backwardInput(stream.get(), workspace, dtype, sizes, grad,
+                               weight, y);
+  };
+  return chooseConvolution(1, dtype, sizes, stream.get(), capturing(), cudnn,
+                           convolutionChoices, im2col, library);
 }
 
 template <typename T>
@@ -388,12 +419,21 @@ KernelStatus CudaBackend::conv2dBackwardWeight(metart_dtype dtype,
                                                void *y) {
   if (KernelStatus status = activate(); status.failed())
     return status;
-  return cpu::withFloat(dtype, [&](auto t) {
-    using T = decltype(t);
-    return backwardWeightOf(blas, stream.get(), workspace, sizes,
-                            static_cast<const T *>(x),
-                            static_cast<const T *>(grad), static_cast<T *>(y));
-  });
+  auto im2col = [&] {
+    return cpu::withFloat(dtype, [&](auto t) {
+      using T = decltype(t);
+      return backwardWeightOf(blas, stream.get(), workspace, sizes,
+                              static_cast<const T *>(x),
+                              static_cast<const T *>(grad),
+                              static_cast<T *>(y));
+    });
+  };
+  auto library = [&] {
+    return cudnn.backwardWeight(stream.get(), workspace, dtype, sizes, x, grad,
+                                y);
+  };
+  return chooseConvolution(2, dtype, sizes, stream.get(), capturing(), cudnn,
+                           convolutionChoices, im2col, library);
 }
 
 } // namespace metart::cuda

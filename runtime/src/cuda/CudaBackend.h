@@ -14,13 +14,16 @@
 
 #include "../Backend.h"
 #include "Allocator.h"
+#include "Cudnn.h"
 #include "GeneratedKernels.h"
 #include "Recording.h"
 #include "Stream.h"
 
 #include <cublas_v2.h>
 
+#include <array>
 #include <functional>
+#include <map>
 #include <memory>
 
 namespace metart::cuda {
@@ -197,6 +200,10 @@ private:
   /// The PTX modules of metac's fused groups, loaded on first launch;
   /// unloaded after the recorded graph that launches them is destroyed.
   GeneratedKernels generated;
+  /// cuDNN's convolutions, and which of cuDNN (true) and im2col computes
+  /// each measured shape (ConvolutionChoice.h).
+  CudnnConvolutions cudnn;
+  std::map<std::array<int64_t, 17>, bool> convolutionChoices;
   std::unique_ptr<Recording> recording;
   std::function<void(cudaStream_t)> graphLaunched;
 };
