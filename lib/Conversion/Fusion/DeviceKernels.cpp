@@ -5,7 +5,9 @@
 //   one-shot bufferisation (results written into the result buffers)
 //   -> temporaries become arguments (the runtime's scratch arena holds
 //      them: no allocation inside a step that a CUDA graph replays)
-//   -> linalg to parallel loops (reductions stay serial loops per thread)
+//   -> sums over more than 32 terms per output become block reductions
+//      (BlockReductions.h)
+//   -> linalg to parallel loops (other sums stay serial loops per thread)
 //   -> each loop nest's parallel dimensions collapsed into one and tiled
 //      by the block size; tiles mapped to blocks, elements to threads
 //   -> parallel loops to gpu.launch, kernel outlining
@@ -76,9 +78,8 @@ namespace {
 constexpr int64_t kBlockThreads = 256;
 /// The longest reduction a thread runs serially. Longer ones (batch norm's
 /// sums over samples and pixels) read memory uncoalesced, one row per
-/// thread, over few threads: measured on an H100 they made ConvNet MAML
-/// 3.5x slower than the runtime's split reductions, so those groups run op
-/// by op.
+/// thread, over few threads (on an H100 they made ConvNet MAML 3.5x slower
+/// than the runtime's split reductions): they become block reductions.
 constexpr int64_t kLongestSerial = 32;
 /// PTX for this architecture runs, compiled by the driver, on it and every
 /// later one (A100, H100, ...).

@@ -40,9 +40,9 @@ struct DeviceKernel {
 
 /// What compiling a module of kernels for the device gave.
 struct DeviceKernels {
-  /// Per kernel function name; kernels that would run badly on a GPU (a
-  /// long serial reduction over few threads) or that the lowering does not
-  /// cover are missing: their groups run op by op.
+  /// Per kernel function name; kernels that the lowering does not cover
+  /// (a long sum it cannot spread over a block's threads, say) are
+  /// missing: their groups run op by op.
   llvm::StringMap<DeviceKernel> kernels;
   /// Why no kernel was compiled, when none was (no CUDA toolkit for
   /// libdevice, say).
