@@ -255,6 +255,13 @@ struct Options {
   cl::opt<std::string> checkpointDir{
       "checkpoint-dir", cl::desc("Directory of the checkpoint"),
       cl::value_desc("dir"), cl::cat(runCategory)};
+  cl::opt<std::string> checkpointFormat{
+      "checkpoint-format",
+      cl::desc("gathered (one file of whole tensors, written by rank 0) or "
+               "sharded (every rank writes its pieces, in parallel, and an "
+               "index; resumable on any mesh); default: sharded when ZeRO "
+               "shards the optimizer state"),
+      cl::value_desc("gathered|sharded"), cl::init(""), cl::cat(runCategory)};
   cl::opt<std::string> resume{"resume",
                               cl::desc("Resume from this checkpoint directory"),
                               cl::value_desc("dir"), cl::cat(runCategory)};
@@ -582,6 +589,16 @@ int metac::metacMain(int argc, char **argv) {
       return 1;
     }
     run->commTimeout = options.commTimeout;
+    if (options.checkpointFormat == "gathered")
+      run->checkpointFormat = 1; // METART_CHECKPOINT_GATHERED
+    else if (options.checkpointFormat == "sharded")
+      run->checkpointFormat = 2; // METART_CHECKPOINT_SHARDED
+    else if (!options.checkpointFormat.empty()) {
+      llvm::errs() << "metac: error: --checkpoint-format must be gathered or "
+                      "sharded, got '"
+                   << options.checkpointFormat << "'\n";
+      return 1;
+    }
     if (!options.hangRank.empty()) {
       auto [rank, iteration] = StringRef(options.hangRank).split(':');
       if (rank.getAsInteger(10, run->hangRank) || run->hangRank < 0 ||

@@ -323,6 +323,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   run.train.slow_factor = options.slowFactor;
   run.train.slow_period = options.slowPeriod;
   run.train.comm_timeout_seconds = options.commTimeout;
+  run.train.checkpoint_format = options.checkpointFormat;
   run.train.hang_rank = options.hangRank;
   run.train.hang_iteration = options.hangIteration;
   run.seed = options.seed ? static_cast<int64_t>(*options.seed) : -1;

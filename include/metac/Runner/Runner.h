@@ -27,6 +27,8 @@ struct RunOptions {
   /// initParams may lack some parameters: they keep their initialisation.
   bool initParamsPartial = false;
   int64_t checkpointEvery = 0;
+  /// metart_checkpoint_format (0: sharded when ZeRO shards the state).
+  int32_t checkpointFormat = 0;
   /// "cpu", "cuda", or empty for cuda when available, else cpu.
   std::string backend;
   uint64_t memoryLimit = 0;

@@ -123,6 +123,17 @@ typedef struct metart_program {
   const int32_t *zero_sharded;
 } metart_program;
 
+/** How checkpoints are written. GATHERED: one safetensors file of whole
+ *  tensors, written by rank 0 (ZeRO's parts gathered first); SHARDED: every
+ *  rank writes the pieces it holds into its own file, in parallel, and an
+ *  index says where each tensor's pieces are; any mesh resumes from either.
+ *  AUTO: sharded when the optimizer state is (ZeRO), else gathered. */
+typedef enum metart_checkpoint_format {
+  METART_CHECKPOINT_AUTO = 0,
+  METART_CHECKPOINT_GATHERED = 1,
+  METART_CHECKPOINT_SHARDED = 2,
+} metart_checkpoint_format;
+
 typedef struct metart_train_options {
   int64_t iterations;         /* < 0: the program's */
   const char *init_params;    /* safetensors to start from, or NULL */
@@ -179,6 +190,9 @@ typedef struct metart_train_options {
    *  would; the others wait for it in the step's collectives. */
   int64_t hang_rank;
   int64_t hang_iteration;
+  /** metart_checkpoint_format: how checkpoints are written (resuming reads
+   *  either). */
+  int32_t checkpoint_format;
 } metart_train_options;
 
 typedef struct metart_eval_result {

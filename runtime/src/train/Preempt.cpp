@@ -43,17 +43,9 @@ metart_status Trainer::agreePreemption(int &signal) {
 }
 
 metart_status Trainer::stopPreempted(int64_t iteration, int signal) {
-  if (lastCheckpointIteration != iteration) {
-    std::string path =
-        std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
-    if (metart_status s = saveParams(path.c_str(), true, iteration))
+  if (lastCheckpointIteration != iteration)
+    if (metart_status s = saveCheckpoint(iteration))
       return s;
-    lastCheckpoint = path;
-    lastCheckpointDir = options.checkpoint_dir;
-    lastCheckpointIteration = iteration;
-    if (metart_status s = barrier())
-      return s;
-  }
   const char *name = signal == SIGINT    ? "SIGINT"
                      : signal == SIGTERM ? "SIGTERM"
                                          : "a signal";

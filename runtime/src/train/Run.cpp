@@ -308,7 +308,10 @@ const char *kUsage =
     "  --save-params=FILE      write the trained parameters\n"
     "  --checkpoint-every=N    checkpoint every N meta-iterations\n"
     "  --checkpoint-dir=DIR    directory of the checkpoint\n"
-    "  --resume=DIR            resume from DIR/checkpoint.safetensors\n"
+    "  --checkpoint-format=gathered|sharded  one file of whole tensors\n"
+    "                          (rank 0) or every rank's pieces and an index\n"
+    "                          (default: sharded when ZeRO shards the state)\n"
+    "  --resume=DIR            resume from DIR's checkpoint (either format)\n"
     "  --metrics=FILE          per-iteration metrics (JSON lines)\n"
     "  --backend=cpu|cuda      default: cuda when a GPU is present\n"
     "  --memory-limit=BYTES    cap on the runtime's device memory\n"
@@ -427,6 +430,12 @@ extern "C" int metart_main(int argc, char **argv,
       options.train.save_params = value;
     } else if (key == "--checkpoint-dir" && *value) {
       options.train.checkpoint_dir = value;
+    } else if (key == "--checkpoint-format" &&
+               std::strcmp(value, "gathered") == 0) {
+      options.train.checkpoint_format = METART_CHECKPOINT_GATHERED;
+    } else if (key == "--checkpoint-format" &&
+               std::strcmp(value, "sharded") == 0) {
+      options.train.checkpoint_format = METART_CHECKPOINT_SHARDED;
     } else if (key == "--resume" && *value) {
       options.train.resume_dir = value;
     } else if (key == "--metrics" && *value) {

@@ -412,12 +412,13 @@ metart_status Trainer::run(metart_train_result &result) {
   if (metart_status s = initialize())
     return s;
   int64_t start = 0;
-  std::string resumeFile;
   if (options.resume_dir) {
-    resumeFile = std::string(options.resume_dir) + "/checkpoint.safetensors";
-    if (metart_status s = loadParams(resumeFile.c_str(), true, &start))
+    auto began = std::chrono::steady_clock::now();
+    if (metart_status s = resume(options.resume_dir, &start))
       return s;
-    lastCheckpoint = resumeFile;
+    resumeSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+            .count();
     lastCheckpointDir = options.resume_dir;
     lastCheckpointIteration = start;
   } else if (options.init_params && options.init_params_partial) {
@@ -675,15 +676,7 @@ metart_status Trainer::run(metart_train_result &result) {
     progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
     if (options.checkpoint_dir && options.checkpoint_every > 0 &&
         (it + 1) % options.checkpoint_every == 0) {
-      std::string path =
-          std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
-      if ((status = saveParams(path.c_str(), true, it + 1)))
-        break;
-      lastCheckpoint = path;
-      lastCheckpointDir = options.checkpoint_dir;
-      lastCheckpointIteration = it + 1;
-      // No rank goes past a checkpoint before it is complete.
-      if ((status = barrier()))
+      if ((status = saveCheckpoint(it + 1)))
         break;
     }
     result.iterations_run = it + 1 - start;
@@ -749,6 +742,13 @@ metart_status Trainer::run(metart_train_result &result) {
   if (metrics)
     std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu}\n",
                  result.peak_train_device_bytes);
+  if (metrics && (checkpointWrites > 0 || options.resume_dir))
+    std::fprintf(metrics,
+                 "{\"checkpoints\": {\"format\": \"%s\", \"writes\": %lld, "
+                 "\"write_seconds\": %.6f, \"resume_seconds\": %.6f}}\n",
+                 shardedCheckpoints() ? "sharded" : "gathered",
+                 static_cast<long long>(checkpointWrites), checkpointSeconds,
+                 resumeSeconds);
   result.loss_scale = program.loss_scaling ? scaler.scale() : 0;
   if (metrics && program.guarded)
     std::fprintf(

@@ -70,6 +70,16 @@ private:
   metart_status loadParams(const char *path, bool withState, int64_t *iteration,
                            std::vector<std::string> *missing = nullptr);
   metart_status saveParams(const char *path, bool withState, int64_t iteration);
+  /// Writes the checkpoint of `iteration` into the checkpoint directory in
+  /// the run's format (ShardedCheckpoint.cpp) and waits for every rank.
+  metart_status saveCheckpoint(int64_t iteration);
+  bool shardedCheckpoints() const;
+  /// Writes this rank's pieces (and, rank 0, the index and the pointer);
+  /// `where` is the checkpoint's directory.
+  metart_status saveSharded(int64_t iteration, std::string &where);
+  metart_status loadSharded(const std::string &dir, int64_t *iteration);
+  /// Resumes from the later of `dir`'s gathered and sharded checkpoints.
+  metart_status resume(const char *dir, int64_t *iteration);
   metart_status allocateBatch(metart_tasks *tasks,
                               std::vector<DeviceTensor> &batch,
                               std::vector<std::vector<char>> &host,
@@ -130,6 +140,10 @@ private:
   /// iteration (-1: none).
   std::string lastCheckpoint, lastCheckpointDir;
   int64_t lastCheckpointIteration = -1;
+  /// Checkpoints written and the wall time they took (every rank waiting
+  /// for the last), and the time resuming took: the metrics' summary.
+  int64_t checkpointWrites = 0;
+  double checkpointSeconds = 0, resumeSeconds = 0;
   metart::train::Sharding sharding;
   /// One f64 for the ranks' agreement on a stop (several ranks only).
   DeviceTensor preemptFlag;

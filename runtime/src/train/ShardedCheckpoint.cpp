@@ -1,0 +1,541 @@
+//===- ShardedCheckpoint.cpp - checkpoints every rank writes
+//---------------===//
+//
+// With --checkpoint-format=sharded (the default when the optimizer state
+// is sharded, ZeRO), no rank gathers anything: each writes the pieces it
+// holds into its own safetensors file, in parallel, and one index says
+// where every tensor's pieces are, as ranges of its flattened elements:
+//
+//   DIR/checkpoint-<iteration>.sharded/rank-<r>.safetensors
+//   DIR/checkpoint-<iteration>.sharded/index.json
+//   DIR/checkpoint.latest                 the directory's name
+//
+// A replicated tensor (a parameter, an unsharded state buffer) is written
+// whole, once, by the rank its position picks round-robin; a ZeRO part by
+// the first rank of its group that holds it. The index (written by rank
+// 0 once every file is complete: sizes and CRC-32s of the files, global
+// shapes and types, the mesh and the ZeRO split, the iteration and the
+// loss scale) commits the directory, and `checkpoint.latest`, replaced
+// atomically, points to it; older directories are removed only then. A
+// crash at any point leaves the previous checkpoint whole. Loading, on any
+// mesh, reads of each tensor the range this rank needs (all of it, or its
+// new ZeRO part) from the pieces that overlap it, checking each file it
+// opens against the index. The files must be on a file system every rank
+// sees (rank 0 checks them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Trainer.h"
+#include "io/AtomicFile.h"
+#include "metart/comm.h"
+#include "metart/data.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+namespace metart::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kFormat = "metac-sharded-checkpoint";
+constexpr const char *kLatest = "checkpoint.latest";
+
+const char *dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case METART_F32:
+    return "F32";
+  case METART_F64:
+    return "F64";
+  case METART_I64:
+    return "I64";
+  case METART_I32:
+    return "I32";
+  default:
+    return "?";
+  }
+}
+
+std::string rankFile(int64_t rank) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "rank-%05lld.safetensors",
+                static_cast<long long>(rank));
+  return name;
+}
+
+/// The size and CRC-32 of a file, or false when it cannot be read.
+bool checksum(const fs::path &path, uint64_t &bytes, uint32_t &crc) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  uLong sum = crc32(0L, Z_NULL, 0);
+  bytes = 0;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    std::streamsize got = in.gcount();
+    if (got <= 0)
+      break;
+    sum = crc32(sum, reinterpret_cast<const Bytef *>(buffer.data()),
+                static_cast<uInt>(got));
+    bytes += static_cast<uint64_t>(got);
+  }
+  crc = static_cast<uint32_t>(sum);
+  return !in.bad();
+}
+
+/// The name of the piece of `tensor` that starts at element `offset`.
+std::string pieceName(const std::string &tensor, int64_t offset) {
+  return tensor + "@" + std::to_string(offset);
+}
+
+std::string shapeText(int32_t dtype, const std::vector<int64_t> &shape) {
+  std::string text = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+} // namespace
+
+bool Trainer::shardedCheckpoints() const {
+  if (options.checkpoint_format == METART_CHECKPOINT_SHARDED)
+    return true;
+  if (options.checkpoint_format == METART_CHECKPOINT_GATHERED)
+    return false;
+  return program.zero_parts > 1;
+}
+
+metart_status Trainer::saveCheckpoint(int64_t iteration) {
+  auto began = std::chrono::steady_clock::now();
+  std::string where;
+  if (shardedCheckpoints()) {
+    if (metart_status s = saveSharded(iteration, where))
+      return s;
+  } else {
+    where = std::string(options.checkpoint_dir) + "/checkpoint.safetensors";
+    if (metart_status s = saveParams(where.c_str(), true, iteration))
+      return s;
+  }
+  lastCheckpoint = where;
+  lastCheckpointDir = options.checkpoint_dir;
+  lastCheckpointIteration = iteration;
+  // No rank goes past a checkpoint before it is complete.
+  metart_status status = barrier();
+  ++checkpointWrites;
+  checkpointSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+          .count();
+  return status;
+}
+
+metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
+  if (program.mesh[3] > 1)
+    return fail(METART_ERROR_UNSUPPORTED,
+                "sharded checkpoints do not cover pipeline stages yet: use "
+                "--checkpoint-format=gathered");
+  int64_t rank = metart_world_rank(), world = metart_world_size();
+  fs::path dir = options.checkpoint_dir;
+  std::string name = "checkpoint-" + std::to_string(iteration) + ".sharded";
+  fs::path shards = dir / name;
+  where = shards.string();
+  std::error_code ec;
+  fs::create_directories(shards, ec);
+  if (ec)
+    return fail(METART_ERROR_IO, "cannot create '%s': %s",
+                shards.string().c_str(), ec.message().c_str());
+
+  // Which tensors and ranges this rank writes.
+  struct Piece {
+    std::string name;
+    const DeviceTensor *tensor;
+    int64_t offset, count;
+  };
+  std::vector<Piece> pieces;
+  std::vector<std::string> names;
+  std::vector<const DeviceTensor *> wholes;
+  std::vector<int32_t> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t i = 0; i < program.num_params; ++i) {
+    names.push_back(program.params[i].name);
+    wholes.push_back(&params[i]);
+  }
+  for (size_t k = 0; k < state.size(); ++k) {
+    names.push_back(stateName(k));
+    wholes.push_back(isStatePart(k) ? &stateParam(k) : &state[k]);
+  }
+  // The first rank of the group of the axes a ZeRO part is not split over
+  // writes it (the others hold copies).
+  int64_t copyPosition = 0, copies = 1;
+  if (program.zero_parts > 1)
+    if (metart_status s = metart_comm_group(context, 15 & ~program.zero_mask,
+                                            &copyPosition, &copies))
+      return fail(s, "%s", metart_context_last_error(context));
+  for (size_t t = 0; t < names.size(); ++t) {
+    size_t k = t - static_cast<size_t>(program.num_params);
+    bool part = t >= static_cast<size_t>(program.num_params) && isStatePart(k);
+    if (part) {
+      int64_t offset = 0;
+      if (metart_status s = partOffset(k, offset))
+        return s;
+      if (copyPosition == 0)
+        pieces.push_back({names[t], &state[k], offset, partElements(k)});
+    } else if (static_cast<int64_t>(t) % world == rank) {
+      pieces.push_back({names[t], wholes[t], 0, wholes[t]->numElements()});
+    }
+  }
+  std::vector<std::vector<char>> host(pieces.size());
+  std::vector<metart_named_tensor> entries;
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    host[p].resize(pieces[p].tensor->bytes);
+    if (metart_status s = metart_copy_to_host(context, host[p].data(),
+                                              pieces[p].tensor->descriptor.data,
+                                              pieces[p].tensor->bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+  }
+  // Each piece is named by its tensor and its first element.
+  std::vector<std::string> pieceNames;
+  for (const Piece &piece : pieces)
+    pieceNames.push_back(pieceName(piece.name, piece.offset));
+  for (size_t p = 0; p < pieces.size(); ++p)
+    entries.push_back({pieceNames[p].c_str(), pieces[p].tensor->dtype, 1,
+                       &pieces[p].count, host[p].data()});
+  char message[512] = "";
+  if (metart_status s = metart_safetensors_write(
+          (shards / rankFile(rank)).string().c_str(), entries.data(),
+          static_cast<int64_t>(entries.size()), message, sizeof(message)))
+    return fail(s, "%s", message);
+
+  // Every piece's place, gathered from the ranks' pieces: each rank knows
+  // the layout (it is a function of the mesh), so rank 0 recomputes it.
+  if (metart_status s = barrier())
+    return s;
+  if (rank != 0)
+    return METART_OK;
+  nlohmann::ordered_json index;
+  index["format"] = kFormat;
+  index["version"] = 1;
+  index["iteration"] = iteration;
+  index["world_size"] = world;
+  index["mesh"] = {program.mesh[0], program.mesh[1], program.mesh[2],
+                   program.mesh[3]};
+  index["zero_parts"] = program.zero_parts > 1 ? program.zero_parts : 1;
+  if (program.loss_scaling)
+    index["loss_scale"] = {scaler.scale(), scaler.healthyInRow()};
+  nlohmann::ordered_json files = nlohmann::json::array();
+  for (int64_t r = 0; r < world; ++r) {
+    uint64_t bytes = 0;
+    uint32_t crc = 0;
+    if (!checksum(shards / rankFile(r), bytes, crc))
+      return fail(METART_ERROR_IO,
+                  "rank %lld's checkpoint file '%s' is missing (sharded "
+                  "checkpoints need a file system every rank shares)",
+                  static_cast<long long>(r),
+                  (shards / rankFile(r)).string().c_str());
+    files.push_back({{"name", rankFile(r)}, {"bytes", bytes}, {"crc32", crc}});
+  }
+  index["files"] = files;
+  // The pieces of each tensor, found in the ranks' files by their names
+  // (a whole tensor starts at 0, part j of a ZeRO split at j times the
+  // part's size).
+  nlohmann::ordered_json tensors = nlohmann::json::object();
+  std::vector<metart_safetensors *> written(world, nullptr);
+  struct Closer {
+    std::vector<metart_safetensors *> &files;
+    ~Closer() {
+      for (metart_safetensors *file : files)
+        if (file)
+          metart_safetensors_close(file);
+    }
+  } closer{written};
+  for (int64_t r = 0; r < world; ++r)
+    if (metart_status s =
+            metart_safetensors_open((shards / rankFile(r)).string().c_str(),
+                                    &written[r], message, sizeof(message)))
+      return fail(s, "%s", message);
+  for (size_t t = 0; t < names.size(); ++t) {
+    const DeviceTensor &whole = *wholes[t];
+    size_t k = t - static_cast<size_t>(program.num_params);
+    bool part = t >= static_cast<size_t>(program.num_params) && isStatePart(k);
+    int64_t count = part ? partElements(k) : whole.numElements();
+    int64_t parts = part ? program.zero_parts : 1;
+    nlohmann::ordered_json list = nlohmann::json::array();
+    for (int64_t j = 0; j < parts; ++j)
+      for (int64_t r = 0; r < world; ++r) {
+        int32_t dtype = 0, pieceRank = 0;
+        const int64_t *shape = nullptr;
+        const void *data = nullptr;
+        if (metart_safetensors_find(written[r],
+                                    pieceName(names[t], j * count).c_str(),
+                                    &dtype, &pieceRank, &shape, &data))
+          continue;
+        list.push_back({{"file", r}, {"offset", j * count}, {"count", count}});
+        break;
+      }
+    if (static_cast<int64_t>(list.size()) != parts)
+      return fail(METART_ERROR_IO,
+                  "the ranks wrote %zu of the %lld pieces of '%s'", list.size(),
+                  static_cast<long long>(parts), names[t].c_str());
+    nlohmann::ordered_json entry;
+    entry["dtype"] = dtypeName(whole.dtype);
+    entry["shape"] = whole.shape;
+    entry["pieces"] = list;
+    tensors[names[t]] = entry;
+  }
+  index["tensors"] = tensors;
+  std::string text = index.dump(1), why;
+  if (!io::writeFileAtomically((shards / "index.json").string(),
+                               {{text.data(), text.size()}}, why))
+    return fail(METART_ERROR_IO, "%s", why.c_str());
+  // The commit: the pointer names the new directory.
+  std::string line = name + "\n";
+  if (!io::writeFileAtomically((dir / kLatest).string(),
+                               {{line.data(), line.size()}}, why))
+    return fail(METART_ERROR_IO, "%s", why.c_str());
+  for (const auto &entry : fs::directory_iterator(dir, ec)) {
+    std::string other = entry.path().filename().string();
+    if (other != name && other.rfind("checkpoint-", 0) == 0 &&
+        entry.path().extension() == ".sharded")
+      fs::remove_all(entry.path(), ec);
+  }
+  return METART_OK;
+}
+
+metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
+  fs::path latest = fs::path(dir) / kLatest;
+  std::ifstream pointer(latest);
+  std::string name;
+  if (!pointer || !std::getline(pointer, name) || name.empty() ||
+      name.find('/') != std::string::npos)
+    return fail(METART_ERROR_IO, "'%s' does not name a checkpoint directory",
+                latest.string().c_str());
+  fs::path shards = fs::path(dir) / name;
+  fs::path indexPath = shards / "index.json";
+  std::ifstream indexFile(indexPath);
+  if (!indexFile)
+    return fail(METART_ERROR_IO,
+                "the sharded checkpoint '%s' has no index (an interrupted "
+                "write is never named by '%s')",
+                shards.string().c_str(), latest.string().c_str());
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(indexFile);
+  } catch (const nlohmann::json::exception &e) {
+    return fail(METART_ERROR_IO, "'%s' is not valid JSON: %s",
+                indexPath.string().c_str(), e.what());
+  }
+  std::string where = indexPath.string();
+  // Files checked on first use against the index's size and CRC-32.
+  struct Open {
+    metart_safetensors *file = nullptr;
+    ~Open() {
+      if (file)
+        metart_safetensors_close(file);
+    }
+  };
+  std::map<int64_t, std::unique_ptr<Open>> opened;
+  try {
+    if (index.at("format") != kFormat || index.at("version") != 1)
+      return fail(METART_ERROR_IO,
+                  "'%s' is not a metac sharded checkpoint "
+                  "index (version 1)",
+                  where.c_str());
+    const auto &files = index.at("files");
+    const auto &tensors = index.at("tensors");
+    auto fileOf = [&](int64_t f, metart_safetensors *&out) -> metart_status {
+      if (f < 0 || f >= static_cast<int64_t>(files.size()))
+        return fail(METART_ERROR_IO, "'%s' names file %lld of %zu",
+                    where.c_str(), static_cast<long long>(f), files.size());
+      auto &slot = opened[f];
+      if (!slot) {
+        slot = std::make_unique<Open>();
+        fs::path path = shards / files[f].at("name").get<std::string>();
+        uint64_t bytes = 0;
+        uint32_t crc = 0;
+        if (!checksum(path, bytes, crc))
+          return fail(METART_ERROR_IO, "cannot read '%s'",
+                      path.string().c_str());
+        if (bytes != files[f].at("bytes").get<uint64_t>() ||
+            crc != files[f].at("crc32").get<uint32_t>())
+          return fail(METART_ERROR_IO,
+                      "'%s' is corrupt: %llu bytes with CRC-32 %08x, the "
+                      "index says %llu bytes with %08x",
+                      path.string().c_str(),
+                      static_cast<unsigned long long>(bytes), crc,
+                      static_cast<unsigned long long>(
+                          files[f].at("bytes").get<uint64_t>()),
+                      files[f].at("crc32").get<uint32_t>());
+        char message[512] = "";
+        if (metart_status s = metart_safetensors_open(
+                path.string().c_str(), &slot->file, message, sizeof(message)))
+          return fail(s, "%s", message);
+      }
+      out = slot->file;
+      return METART_OK;
+    };
+    // Elements [lo, lo + count) of tensor `name` (the model's type and
+    // shape `whole`) into `t` from the pieces that overlap them.
+    auto load = [&](const std::string &tensorName, DeviceTensor &t,
+                    const DeviceTensor &whole, int64_t lo) -> metart_status {
+      if (!tensors.contains(tensorName))
+        return fail(METART_ERROR_IO,
+                    "the checkpoint '%s' has no tensor '%s' (the model's is "
+                    "%s): it was written for another spec",
+                    shards.string().c_str(), tensorName.c_str(),
+                    shapeText(whole.dtype, whole.shape).c_str());
+      const auto &entry = tensors.at(tensorName);
+      std::vector<int64_t> shape = entry.at("shape");
+      std::string dtype = entry.at("dtype");
+      if (dtype != dtypeName(whole.dtype) || shape != whole.shape) {
+        std::string saved = dtype + nlohmann::json(shape).dump();
+        return fail(METART_ERROR_IO,
+                    "tensor '%s' is %s in the checkpoint '%s', the model's "
+                    "is %s: it was written for another spec",
+                    tensorName.c_str(), saved.c_str(), shards.string().c_str(),
+                    shapeText(whole.dtype, whole.shape).c_str());
+      }
+      int64_t count = t.numElements(), hi = lo + count;
+      size_t element = elementSize(t.dtype);
+      std::vector<char> host(t.bytes);
+      int64_t covered = 0;
+      for (const auto &piece : entry.at("pieces")) {
+        int64_t offset = piece.at("offset"), n = piece.at("count");
+        int64_t from = std::max(lo, offset), to = std::min(hi, offset + n);
+        if (from >= to)
+          continue;
+        metart_safetensors *file = nullptr;
+        if (metart_status s = fileOf(piece.at("file"), file))
+          return s;
+        int32_t fileType = 0, fileRank = 0;
+        const int64_t *fileShape = nullptr;
+        const void *data = nullptr;
+        if (metart_safetensors_find(file, pieceName(tensorName, offset).c_str(),
+                                    &fileType, &fileRank, &fileShape, &data) ||
+            fileType != t.dtype || fileRank != 1 || fileShape[0] != n)
+          return fail(METART_ERROR_IO,
+                      "the checkpoint '%s' lacks its piece of '%s' at "
+                      "element %lld",
+                      shards.string().c_str(), tensorName.c_str(),
+                      static_cast<long long>(offset));
+        std::memcpy(host.data() + (from - lo) * element,
+                    static_cast<const char *>(data) + (from - offset) * element,
+                    static_cast<size_t>(to - from) * element);
+        covered += to - from;
+      }
+      if (covered != count)
+        return fail(METART_ERROR_IO,
+                    "the checkpoint '%s' covers %lld of the %lld elements "
+                    "from %lld of '%s'",
+                    shards.string().c_str(), static_cast<long long>(covered),
+                    static_cast<long long>(count), static_cast<long long>(lo),
+                    tensorName.c_str());
+      if (tensorName == "optimizer.step") {
+        int64_t steps = 0;
+        std::memcpy(&steps, host.data(), sizeof(steps));
+        if (steps < 0)
+          return fail(METART_ERROR_IO,
+                      "tensor 'optimizer.step' in '%s' is negative (%lld)",
+                      shards.string().c_str(), static_cast<long long>(steps));
+      }
+      if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
+                                                  host.data(), t.bytes))
+        return fail(s, "%s", metart_context_last_error(context));
+      return METART_OK;
+    };
+    for (int64_t i = 0; i < program.num_params; ++i)
+      if (metart_status s =
+              load(program.params[i].name, params[i], params[i], 0))
+        return s;
+    for (size_t k = 0; k < state.size(); ++k) {
+      int64_t offset = 0;
+      if (!isStatePart(k)) {
+        if (metart_status s = load(stateName(k), state[k], state[k], 0))
+          return s;
+      } else if (metart_status s = partOffset(k, offset)) {
+        return s;
+      } else if (metart_status s =
+                     load(stateName(k), state[k], stateParam(k), offset)) {
+        return s;
+      }
+    }
+    if (program.loss_scaling && index.contains("loss_scale")) {
+      double scale = index["loss_scale"][0];
+      int64_t healthy = index["loss_scale"][1];
+      if (!(scale > 0 && std::isfinite(scale)) || healthy < 0)
+        return fail(METART_ERROR_IO, "'%s' holds no valid loss scale",
+                    where.c_str());
+      scaler.restore(scale, healthy);
+      if (metart_status s = writeScale())
+        return s;
+    }
+    *iteration = index.at("iteration");
+    if (*iteration < 0)
+      return fail(METART_ERROR_IO, "'%s' has a negative iteration",
+                  where.c_str());
+  } catch (const nlohmann::json::exception &e) {
+    return fail(METART_ERROR_IO, "'%s' is not a valid checkpoint index: %s",
+                where.c_str(), e.what());
+  }
+  return METART_OK;
+}
+
+metart_status Trainer::resume(const char *dir, int64_t *iteration) {
+  fs::path gathered = fs::path(dir) / "checkpoint.safetensors";
+  fs::path latest = fs::path(dir) / kLatest;
+  std::error_code ec;
+  bool haveGathered = fs::exists(gathered, ec),
+       haveSharded = fs::exists(latest, ec);
+  if (!haveGathered && !haveSharded)
+    return fail(METART_ERROR_IO,
+                "'%s' holds no checkpoint (neither checkpoint.safetensors "
+                "nor checkpoint.latest)",
+                dir);
+  // Both formats: the later iteration wins (a run may switch formats).
+  int64_t shardedIteration = -1;
+  if (haveSharded) {
+    if (metart_status s = loadSharded(dir, &shardedIteration))
+      return s;
+    std::ifstream pointer(latest);
+    std::string name;
+    std::getline(pointer, name);
+    lastCheckpoint = (fs::path(dir) / name).string();
+  }
+  if (haveGathered) {
+    int64_t gatheredIteration = -1;
+    // Only its count first: the whole file loads if it is the later one.
+    char message[512] = "";
+    metart_safetensors *file = nullptr;
+    if (!metart_safetensors_open(gathered.string().c_str(), &file, message,
+                                 sizeof(message))) {
+      int32_t dtype = 0, rank = 0;
+      const int64_t *shape = nullptr;
+      const void *data = nullptr;
+      if (!metart_safetensors_find(file, "meta.iteration", &dtype, &rank,
+                                   &shape, &data) &&
+          dtype == METART_I64 && rank == 0)
+        std::memcpy(&gatheredIteration, data, 8);
+      metart_safetensors_close(file);
+    }
+    if (!haveSharded || gatheredIteration > shardedIteration) {
+      if (metart_status s =
+              loadParams(gathered.string().c_str(), true, &shardedIteration))
+        return s;
+      lastCheckpoint = gathered.string();
+    }
+  }
+  *iteration = shardedIteration;
+  return METART_OK;
+}
+
+} // namespace metart::train
