@@ -8,12 +8,15 @@
 target_sources(metart PRIVATE
   src/comm/Attach.cpp
   src/comm/Comm.cpp
+  src/comm/Combine.cpp
   src/comm/CommQueue.cpp
   src/comm/Compression.cpp
   src/comm/Mpi.cpp
   src/comm/Placement.cpp
   src/comm/Stats.cpp
   src/comm/CommStats.cpp
+  src/comm/Tcp.cpp
+  src/comm/TcpTransport.cpp
   src/comm/Trace.cpp
   src/comm/Watchdog.cpp
   src/comm/World.cpp

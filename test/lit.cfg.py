@@ -49,6 +49,13 @@ if shutil.which("mpirun"):
                         ("OMPI_MCA_rmaps_base_oversubscribe", "1")]:
         config.environment[name] = value
 
+# A real torchrun (a virtual environment's torch: METAC_TORCHRUN names it;
+# bench/peers.sh's venv has one) runs launchers-torchrun.test; without one
+# launchers.test still gives the ranks torchrun's environment itself.
+torchrun = os.environ.get("METAC_TORCHRUN")
+if torchrun and os.access(torchrun, os.X_OK):
+    config.available_features.add("torchrun")
+    config.environment["TORCHRUN"] = torchrun
 
 tools = [
     ToolSubst("metac", unresolved="fatal"),

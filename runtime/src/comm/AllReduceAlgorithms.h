@@ -22,6 +22,7 @@
 #ifndef METART_SRC_COMM_ALLREDUCEALGORITHMS_H
 #define METART_SRC_COMM_ALLREDUCEALGORITHMS_H
 
+#include "Combine.h"
 #include "Communicator.h"
 
 #include <mpi.h>
@@ -29,12 +30,6 @@
 #include <vector>
 
 namespace metart::comm {
-
-/// `inout[i] = inout[i] (+ or max) in[i]` for `count` elements of `dtype`
-/// (16-bit floats added in f32 and rounded, as NCCL does; max propagates
-/// NaN).
-void combine(metart_dtype dtype, Reduction reduction, const void *in,
-             void *inout, int64_t count);
 
 /// In place on `data` (`count` elements) over `group`; `scratch` is reused
 /// between calls.

@@ -13,6 +13,7 @@
 #include "../Tensor.h"
 #include "Communicator.h"
 #include "Placement.h"
+#include "TcpTransport.h"
 #include "Watchdog.h"
 #include "World.h"
 #include "metart/comm.h"
@@ -82,15 +83,15 @@ extern "C" metart_status metart_comm_attach(metart_context *c,
                      w.rank, error.c_str());
     std::unique_ptr<Transport> transport;
     watchdog::Guard guard("metart_comm_attach", 0);
-#ifdef METART_HAVE_MPI
-    KernelStatus s =
-        createMpiTransport(*comm, backend, !backend.hostMemory(), transport);
-#else
-    // Unreachable: without MPI the world is one process.
     KernelStatus s{METART_ERROR_UNSUPPORTED, "built without MPI"};
+    if (w.tcp)
+      s = createTcpTransport(*comm, backend, transport);
+#ifdef METART_HAVE_MPI
+    else
+      s = createMpiTransport(*comm, backend, !backend.hostMemory(), transport);
 #endif
 #ifdef METART_HAVE_NCCL
-    if (!s.failed() && !backend.hostMemory()) {
+    if (!s.failed() && !w.tcp && !backend.hostMemory()) {
       std::unique_ptr<Transport> mpi = std::move(transport);
       s = createNcclTransport(*comm, backend, std::move(mpi), transport);
     }

@@ -27,8 +27,7 @@ const char *comm::detectLauncher() {
   static const std::pair<const char *, const char *> launchers[] = {
       {"OMPI_COMM_WORLD_SIZE", "mpirun"},
       {"PMIX_RANK", "a PMIx launcher"},
-      {"PMI_SIZE", "a PMI launcher"},
-      {"SLURM_NTASKS", "srun"}};
+      {"PMI_SIZE", "a PMI launcher"}};
   for (const auto &[variable, name] : launchers)
     if (std::getenv(variable))
       return name;

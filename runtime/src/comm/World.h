@@ -27,8 +27,10 @@ struct Peer {
 /// The processes of the job.
 struct World {
   bool initialized = false;
-  /// Whether MPI was initialised (a launcher started the job).
+  /// Whether MPI was initialised (an MPI launcher started the job), or
+  /// the ranks met over TCP (torchrun, srun without MPI: Tcp.h).
   bool mpi = false;
+  bool tcp = false;
   int rank = 0, size = 1, localRank = 0;
   /// Every rank's process, indexed by rank.
   std::vector<Peer> peers;

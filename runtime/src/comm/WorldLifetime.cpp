@@ -1,6 +1,7 @@
 //===- WorldLifetime.cpp - joining and leaving the job --------------------===//
 //
-// Detects the launcher from its environment, joins MPI when there is one,
+// Detects the launcher from its environment, joins MPI when there is one
+// (torchrun's and srun's ranks without MPI meet over TCP instead, Tcp.h),
 // gathers every rank's pid and host for the watchdog and starts it, and
 // leaves at exit (the last barrier under the watchdog's eye). Without a
 // launcher the world is this process alone and MPI is never touched.
@@ -9,6 +10,7 @@
 
 #include "../Context.h"
 #include "Mpi.h"
+#include "Tcp.h"
 #include "Watchdog.h"
 #include "World.h"
 #include "metart/comm.h"
@@ -49,32 +51,39 @@ metart_status comm::initWorld(std::string &error) {
     return METART_OK;
   char host[124] = "";
   gethostname(host, sizeof(host) - 1);
-  if (!detectLauncher()) {
-    const char *torchSize = std::getenv("WORLD_SIZE");
-    if (torchSize && std::atoi(torchSize) > 1) {
-      error = "WORLD_SIZE=" + std::string(torchSize) +
-              " (a torchrun-style launch) is not supported yet: launch the "
-              "job with mpirun or srun";
-      return METART_ERROR_UNSUPPORTED;
+  int launcherLocal = -1;
+  if (!detectLauncher() && tcp::launcher()) {
+    // torchrun, or srun without an MPI plugin: the ranks meet over TCP.
+    if (!tcp::init(w.rank, w.size, launcherLocal, error))
+      return METART_ERROR_BACKEND;
+    if (w.size > 1) {
+      w.tcp = true;
+      std::atexit(finalizeAtExit);
     }
+  } else if (!detectLauncher()) {
     w.peers = {Peer{static_cast<int>(getpid()), host}};
     w.initialized = true;
     return METART_OK;
-  }
-  if (!mpi::available()) {
+  } else if (!mpi::available()) {
     error = std::string("started by ") + detectLauncher() +
             " but this runtime was built without MPI";
     return METART_ERROR_UNSUPPORTED;
+  } else {
+    if (!mpi::init(w.rank, w.size, error))
+      return METART_ERROR_BACKEND;
+    w.mpi = true;
+    std::atexit(finalizeAtExit);
   }
-  if (!mpi::init(w.rank, w.size, error))
-    return METART_ERROR_BACKEND;
-  w.mpi = true;
-  std::atexit(finalizeAtExit);
 
   PeerRecord mine = {static_cast<int32_t>(getpid()), {}};
   std::memcpy(mine.host, host, sizeof(host));
   std::vector<char> all;
-  if (!mpi::allGatherWorld(&mine, sizeof(mine), all)) {
+  bool gathered = w.tcp   ? tcp::allGatherWorld(&mine, sizeof(mine), all)
+                  : w.mpi ? mpi::allGatherWorld(&mine, sizeof(mine), all)
+                          : (all.assign(reinterpret_cast<char *>(&mine),
+                                        reinterpret_cast<char *>(&mine + 1)),
+                             true);
+  if (!gathered) {
     error = "cannot exchange the ranks' process ids";
     return METART_ERROR_BACKEND;
   }
@@ -87,7 +96,7 @@ metart_status comm::initWorld(std::string &error) {
     if (r < w.rank && w.peers.back().host == host)
       ++sameHostBefore;
   }
-  int local = localRankFromEnvironment();
+  int local = launcherLocal >= 0 ? launcherLocal : localRankFromEnvironment();
   w.localRank = local >= 0 ? local : sameHostBefore;
   w.initialized = true;
   if (w.size > 1)
@@ -104,21 +113,23 @@ extern "C" metart_status metart_world_init(void) {
 }
 
 extern "C" void metart_world_finalize(void) {
-  if (!world().mpi || finalized)
+  if ((!world().mpi && !world().tcp) || finalized)
     return;
   finalized = true;
   {
     // Every rank gets here before any stops watching the others.
     watchdog::Guard guard("the final barrier", 0);
-    mpi::barrierWorld();
+    world().tcp ? tcp::barrierWorld() : mpi::barrierWorld();
   }
   watchdog::stop();
-  mpi::finalize();
+  world().tcp ? tcp::finalize() : mpi::finalize();
 }
 
 extern "C" void metart_world_abort(int code) {
-  if (world().mpi && !finalized) {
+  if ((world().mpi || world().tcp) && !finalized) {
     watchdog::stop();
+    if (world().tcp)
+      tcp::abort(code);
     mpi::abort(code);
   }
   std::exit(code);

@@ -409,8 +409,16 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
       size_t element = elementSize(t.dtype);
       std::vector<char> host(t.bytes);
       int64_t covered = 0;
+      int64_t total = whole.numElements();
       for (const auto &piece : entry.at("pieces")) {
         int64_t offset = piece.at("offset"), n = piece.at("count");
+        if (offset < 0 || n <= 0 || offset > total || n > total - offset)
+          return fail(METART_ERROR_IO,
+                      "'%s' gives '%s' a piece of %lld elements from %lld, "
+                      "outside its %lld",
+                      where.c_str(), tensorName.c_str(),
+                      static_cast<long long>(n), static_cast<long long>(offset),
+                      static_cast<long long>(total));
         int64_t from = std::max(lo, offset), to = std::min(hi, offset + n);
         if (from >= to)
           continue;
