@@ -3,8 +3,9 @@
 // Attaching lays the world out as the mesh (row-major: the last axis varies
 // fastest), checks that the mesh has as many ranks as the job has
 // processes before anything runs, and creates the transport of the
-// context's backend: NCCL on a CUDA device when the build has it, MPI
-// otherwise (staged through host memory for a device).
+// context's backend: NCCL on a CUDA device when the build has it
+// (bootstrapped over MPI or, without an MPI launcher, TCP), MPI or TCP
+// otherwise (MPI staged through host memory for a device).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,16 +86,21 @@ extern "C" metart_status metart_comm_attach(metart_context *c,
     watchdog::Guard guard("metart_comm_attach", 0);
     KernelStatus s{METART_ERROR_UNSUPPORTED, "built without MPI"};
     if (w.tcp)
-      s = createTcpTransport(*comm, backend, transport);
+      s = createTcpTransport(*comm, backend, !backend.hostMemory(), transport);
 #ifdef METART_HAVE_MPI
     else
       s = createMpiTransport(*comm, backend, !backend.hostMemory(), transport);
 #endif
 #ifdef METART_HAVE_NCCL
-    if (!s.failed() && !w.tcp && !backend.hostMemory()) {
-      std::unique_ptr<Transport> mpi = std::move(transport);
-      s = createNcclTransport(*comm, backend, std::move(mpi), transport);
+    if (!s.failed() && !backend.hostMemory()) {
+      std::unique_ptr<Transport> host = std::move(transport);
+      s = createNcclTransport(*comm, backend, std::move(host), transport);
     }
+#else
+    if (!s.failed() && w.tcp && !backend.hostMemory())
+      s = {METART_ERROR_UNSUPPORTED,
+           "ranks on GPUs that torchrun or srun started without MPI need "
+           "NCCL: this runtime was built without it"};
 #endif
     if (s.failed())
       return check.finish(s);

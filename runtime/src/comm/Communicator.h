@@ -75,6 +75,11 @@ public:
                             metart_dtype dtype, int peer) = 0;
   /// Waits for the context's work and for every rank of the group.
   virtual KernelStatus barrier(int mask) = 0;
+  /// `bytes` of host memory from group rank `root` to the group's others,
+  /// whatever memory the transport's collectives move (NCCL's bootstrap).
+  virtual KernelStatus broadcastHostBytes(int, void *, size_t, int) {
+    return {METART_ERROR_UNSUPPORTED, "no host broadcast"};
+  }
   /// Whether collectives may run on a communication thread while the
   /// caller computes (host memory; a device transport would need its own
   /// stream instead).
@@ -138,10 +143,10 @@ KernelStatus createMpiTransport(const Communicator &comm, Backend &backend,
 
 #ifdef METART_HAVE_NCCL
 /// A transport through NCCL on the CUDA backend's device and stream, one
-/// NCCL communicator per mask, bootstrapped over `mpi` (an MPI transport of
-/// the same mesh, which it keeps for barriers).
+/// NCCL communicator per mask, bootstrapped over `host` (an MPI or TCP
+/// transport of the same mesh, which it keeps for barriers).
 KernelStatus createNcclTransport(const Communicator &comm, Backend &backend,
-                                 std::unique_ptr<Transport> mpi,
+                                 std::unique_ptr<Transport> host,
                                  std::unique_ptr<Transport> &out);
 #endif
 

@@ -337,6 +337,14 @@ KernelStatus MpiTransport::broadcast(int mask, void *y, int64_t count,
   return unstage(y, buffer, bytes);
 }
 
+KernelStatus MpiTransport::broadcastHostBytes(int mask, void *data,
+                                              size_t bytes, int root) {
+  if (KernelStatus s = checkCount(static_cast<int64_t>(bytes)); s.failed())
+    return s;
+  return check(MPI_Bcast(data, int(bytes), MPI_BYTE, root, groups[mask]),
+               "MPI_Bcast");
+}
+
 /// Sends do not wait for their receiver: a pipeline stage goes on with its
 /// next micro-batch while the next stage is still busy. The data is a
 /// value of the step that nothing overwrites before the step's closing

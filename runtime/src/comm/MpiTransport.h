@@ -52,6 +52,8 @@ public:
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override;
   KernelStatus barrier(int mask) override;
+  KernelStatus broadcastHostBytes(int mask, void *data, size_t bytes,
+                                  int root) override;
   bool runsOnAnyThread() const override { return !deviceMemory; }
 
 private:

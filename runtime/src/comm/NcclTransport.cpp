@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../cuda/CudaBackend.h"
-#include "MpiTransport.h"
+#include "Communicator.h"
 #include "NcclWatch.h"
 
 #include <nccl.h>
@@ -64,8 +64,8 @@ KernelStatus checkCuda(cudaError_t error, const char *call) {
 
 class NcclTransport final : public Transport {
 public:
-  NcclTransport(cuda::CudaBackend &backend, std::unique_ptr<MpiTransport> mpi)
-      : backend(backend), mpi(std::move(mpi)), watch([this] { abortAll(); }) {
+  NcclTransport(cuda::CudaBackend &backend, std::unique_ptr<Transport> host)
+      : backend(backend), host(std::move(host)), watch([this] { abortAll(); }) {
     for (ncclComm_t &c : comms)
       c = nullptr;
     watchdog::watch(&watch);
@@ -102,9 +102,10 @@ public:
         if (KernelStatus s = check(ncclGetUniqueId(&id), "ncclGetUniqueId");
             s.failed())
           return s;
-      if (MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi->group(mask)) !=
-          MPI_SUCCESS)
-        return {METART_ERROR_BACKEND, "broadcasting the NCCL id failed"};
+      if (KernelStatus s = host->broadcastHostBytes(mask, &id, sizeof(id), 0);
+          s.failed())
+        return {METART_ERROR_BACKEND,
+                "broadcasting the NCCL id failed: " + s.message};
       if (KernelStatus s =
               check(ncclCommInitRank(&comms[mask], int(comm.groupSize[mask]),
                                      id, int(comm.groupRank[mask])),
@@ -156,7 +157,7 @@ public:
       return ncclRecv(y, size_t(count), ncclType(dtype), peer, comms[mask], s);
     });
   }
-  KernelStatus barrier(int mask) override { return mpi->barrier(mask); }
+  KernelStatus barrier(int mask) override { return host->barrier(mask); }
 
   // --hang-rank: the spin goes on the compute stream, before the
   // meta-iteration's first collective.
@@ -288,7 +289,8 @@ private:
   bool onSide = false;
   /// Each started collective's completion on the side stream.
   std::map<const void *, cudaEvent_t> joined;
-  std::unique_ptr<MpiTransport> mpi;
+  /// The bootstrap's and barriers' transport (MPI or TCP, host memory).
+  std::unique_ptr<Transport> host;
   ncclComm_t comms[kNumMasks];
   Timing current;
   std::vector<Timing> pending;
@@ -301,15 +303,13 @@ private:
 
 KernelStatus comm::createNcclTransport(const Communicator &comm,
                                        Backend &backend,
-                                       std::unique_ptr<Transport> mpi,
+                                       std::unique_ptr<Transport> host,
                                        std::unique_ptr<Transport> &out) {
   auto *device = dynamic_cast<cuda::CudaBackend *>(&backend);
-  auto *mpiTransport = dynamic_cast<MpiTransport *>(mpi.get());
-  if (!device || !mpiTransport)
-    return {METART_ERROR_UNSUPPORTED, "NCCL needs a CUDA context and MPI"};
-  mpi.release();
-  auto transport = std::make_unique<NcclTransport>(
-      *device, std::unique_ptr<MpiTransport>(mpiTransport));
+  if (!device || !host)
+    return {METART_ERROR_UNSUPPORTED,
+            "NCCL needs a CUDA context and a host transport to bootstrap"};
+  auto transport = std::make_unique<NcclTransport>(*device, std::move(host));
   if (KernelStatus s = transport->create(comm); s.failed())
     return s;
   out = std::move(transport);

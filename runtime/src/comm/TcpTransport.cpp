@@ -155,14 +155,26 @@ KernelStatus TcpTransport::barrier(int mask) {
   return allReduce(mask, &token, &token, 1, METART_I64, Reduction::Max);
 }
 
+KernelStatus TcpTransport::broadcastHostBytes(int mask, void *data,
+                                              size_t bytes, int root) {
+  const std::vector<int> &group = members[mask];
+  std::string error;
+  if (position[mask] != root)
+    return tcp::recv(group[root], data, bytes, error) ? KernelStatus::ok()
+                                                      : failed(error);
+  for (size_t g = 0; g < group.size(); ++g)
+    if (static_cast<int>(g) != root && !tcp::send(group[g], data, bytes, error))
+      return failed(error);
+  return KernelStatus::ok();
+}
+
 KernelStatus comm::createTcpTransport(const Communicator &comm,
-                                      Backend &backend,
+                                      Backend &backend, bool forBootstrap,
                                       std::unique_ptr<Transport> &out) {
-  if (!backend.hostMemory())
+  if (!backend.hostMemory() && !forBootstrap)
     return {METART_ERROR_UNSUPPORTED,
-            "ranks that torchrun or srun started without MPI exchange host "
-            "memory only: run them with --backend=cpu, or launch with mpirun "
-            "(NCCL bootstraps through MPI)"};
+            "a TCP transport moves host memory only (on a GPU, NCCL moves "
+            "the data and TCP bootstraps it)"};
   out = std::make_unique<TcpTransport>(comm, backend);
   return KernelStatus::ok();
 }

@@ -37,6 +37,8 @@ public:
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override;
   KernelStatus barrier(int mask) override;
+  KernelStatus broadcastHostBytes(int mask, void *data, size_t bytes,
+                                  int root) override;
   bool runsOnAnyThread() const override { return true; }
 
 private:
@@ -47,8 +49,11 @@ private:
   std::vector<char> scratch;
 };
 
-/// A TCP transport for `comm`; refused on device memory.
+/// A TCP transport for `comm`: on host memory its collectives, on a
+/// device only NCCL's bootstrap and barriers (`forBootstrap`); otherwise
+/// refused on device memory.
 KernelStatus createTcpTransport(const Communicator &comm, Backend &backend,
+                                bool forBootstrap,
                                 std::unique_ptr<Transport> &out);
 
 } // namespace metart::comm
