@@ -133,10 +133,16 @@ linalg::FillOp fillBefore(Operation *op, Value buffer) {
     if (fill && fill.hasPureBufferSemantics() &&
         fill.getDpsInits()[0] == buffer)
       return fill;
+    // Anything that may touch the buffer ends the search: an operand of
+    // its root, or one whose root is not an argument (a subview or another
+    // view that may alias it).
     if (!isa<linalg::LinalgOp, arith::ConstantOp, memref::CollapseShapeOp,
              memref::ExpandShapeOp, memref::CastOp>(before) ||
         llvm::any_of(before->getOperands(), [&](Value operand) {
-          return isa<MemRefType>(operand.getType()) && rootOf(operand) == root;
+          if (!isa<MemRefType>(operand.getType()))
+            return false;
+          Value other = rootOf(operand);
+          return other == root || !isa<BlockArgument>(other);
         }))
       return {};
   }
@@ -164,7 +170,11 @@ void rewriteLongSum(linalg::GenericOp generic, int64_t longestSerial) {
   }
   OpOperand *result = generic.getDpsInitOperand(0);
   AffineMap resultMap = generic.getMatchingIndexingMap(result);
-  if (terms <= longestSerial || llvm::any_of(termDims, [&](unsigned dim) {
+  // Each output is one block's alone: the result is indexed by every
+  // parallel dimension and by no summed one.
+  if (terms <= longestSerial || !resultMap.isProjectedPermutation() ||
+      resultMap.getNumResults() != outputDims.size() ||
+      llvm::any_of(termDims, [&](unsigned dim) {
         return resultMap.isFunctionOfDim(dim);
       }))
     return;

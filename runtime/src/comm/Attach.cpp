@@ -12,6 +12,7 @@
 #include "../Checker.h"
 #include "../Context.h"
 #include "../Tensor.h"
+#include "CommQueue.h"
 #include "Communicator.h"
 #include "Placement.h"
 #include "TcpTransport.h"
@@ -160,5 +161,9 @@ extern "C" metart_status metart_barrier(metart_context *c, int32_t axes_mask) {
   if (!c->comm || c->comm->groupSize[axes_mask] == 1)
     return check.finish(c->backend->synchronize());
   watchdog::Guard guard("barrier", axes_mask);
-  return check.finish(c->comm->transport->barrier(axes_mask));
+  // After the collectives started before it (a stale sum may still run on
+  // the communication thread): one thread at a time in the transport, and
+  // the same order on every rank.
+  auto run = [&] { return c->comm->transport->barrier(axes_mask); };
+  return check.finish(c->commQueue ? c->commQueue->run(run) : run());
 }

@@ -34,8 +34,9 @@ struct Link {
   std::condition_variable ready;
   std::deque<std::vector<char>> queue;
   bool closing = false;
-  /// Why writing failed (then nothing more is written).
-  std::string failure;
+  /// Why writing failed (then nothing more is written), and why reading
+  /// did (then nothing more is read).
+  std::string failure, broken;
   std::thread writer;
 };
 
@@ -183,6 +184,20 @@ int acceptBefore(int listener, Clock::time_point deadline, sockaddr_in &from,
   }
 }
 
+/// Bounds the socket's reads by `deadline`, or (`bounded` false) no more.
+void readTimeout(int fd, Clock::time_point deadline, bool bounded) {
+  timeval wait{0, 0};
+  if (bounded) {
+    int64_t left = std::chrono::duration_cast<std::chrono::microseconds>(
+                       deadline - Clock::now())
+                       .count();
+    left = std::max<int64_t>(left, 1000);
+    wait.tv_sec = static_cast<time_t>(left / 1000000);
+    wait.tv_usec = static_cast<suseconds_t>(left % 1000000);
+  }
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+}
+
 /// The first host of a Slurm node list ("node[03-05,7],gpu1" -> node03).
 std::string firstNode(const std::string &list) {
   size_t end = list.find_first_of(",[");
@@ -209,6 +224,10 @@ const char *tcp::launcher() {
 }
 
 bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
+  if (!links.empty()) {
+    error = "the TCP world was joined already";
+    return false;
+  }
   std::string master;
   long port = 0;
   localRank = -1;
@@ -232,9 +251,13 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
     master = variable("MASTER_ADDR") ? variable("MASTER_ADDR")
              : nodes                 ? firstNode(nodes)
                                      : "localhost";
+    // Without MASTER_PORT: a port of the job's step, below Linux's
+    // ephemeral range (32768 up), so that two steps on a node differ.
     const char *job = variable("SLURM_JOB_ID");
+    const char *step = variable("SLURM_STEP_ID");
+    long key = (job ? std::atol(job) : 0) * 16 + (step ? std::atol(step) : 0);
     port = variable("MASTER_PORT") ? std::atol(variable("MASTER_PORT"))
-                                   : 29500 + (job ? std::atol(job) : 0) % 10000;
+                                   : 20000 + key % 12000;
     if (const char *local = variable("SLURM_LOCALID"))
       localRank = std::atoi(local);
   }
@@ -245,7 +268,6 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
     return false;
   }
   myRank = rank;
-  links.clear();
   for (int r = 0; r < size; ++r)
     links.push_back(std::make_unique<Link>());
   if (size == 1)
@@ -256,6 +278,8 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
   auto deadline = Clock::now() + std::chrono::milliseconds(
                                      static_cast<int64_t>(seconds * 1000));
   std::string where = master + ":" + std::to_string(port);
+  const char *late = "the other ranks did not all arrive in time "
+                     "(METART_RENDEZVOUS_TIMEOUT)";
 
   // Every rank listens for the ranks above it.
   int listener =
@@ -272,23 +296,39 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
     error = "rank " + std::to_string(rank) + " meeting the others at " + where +
             ": " + why;
     close(listener);
+    for (auto &link : links)
+      if (link->fd >= 0) {
+        close(link->fd);
+        link->fd = -1;
+      }
     return false;
   };
   if (rank == 0) {
     table[0] = {0, ntohs(own.sin_port)};
-    for (int i = 1; i < size; ++i) {
+    for (int arrived = 1; arrived < size;) {
       sockaddr_in from{};
       int fd = acceptBefore(listener, deadline, from, error);
       if (fd < 0)
         return fail(error);
-      int32_t hello[2] = {0, 0};
+      // What does not say in time that it is a rank of this job (a port
+      // scan, a process of another job) is dropped.
+      readTimeout(fd, deadline, true);
+      int32_t hello[3] = {0, 0, 0};
       if (!readAll(fd, reinterpret_cast<char *>(hello), sizeof(hello)) ||
-          hello[0] <= 0 || hello[0] >= size || links[hello[0]]->fd >= 0) {
+          hello[0] <= 0 || hello[0] >= size || hello[2] != size ||
+          links[hello[0]]->fd >= 0) {
         close(fd);
-        return fail("a connection that is not a rank of this job");
+        continue;
       }
+      readTimeout(fd, deadline, false);
       links[hello[0]]->fd = fd;
-      table[hello[0]] = {from.sin_addr.s_addr, static_cast<uint16_t>(hello[1])};
+      // A rank on rank 0's host may arrive from a loopback address, which
+      // other hosts cannot reach: 0 stands for the master's address.
+      uint32_t address = from.sin_addr.s_addr;
+      if ((ntohl(address) >> 24) == 127)
+        address = 0;
+      table[hello[0]] = {address, static_cast<uint16_t>(hello[1])};
+      ++arrived;
     }
     for (int r = 1; r < size; ++r)
       if (!writeAll(links[r]->fd, reinterpret_cast<const char *>(table.data()),
@@ -299,17 +339,21 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
     if (fd < 0)
       return fail(error);
     links[0]->fd = fd;
-    int32_t hello[2] = {rank, ntohs(own.sin_port)};
+    int32_t hello[3] = {rank, ntohs(own.sin_port), size};
+    // The table comes once every rank has arrived.
+    readTimeout(fd, deadline, true);
     if (!writeAll(fd, reinterpret_cast<const char *>(hello), sizeof(hello)) ||
         !readAll(fd, reinterpret_cast<char *>(table.data()),
                  table.size() * sizeof(Entry)))
-      return fail("rank 0 left");
+      return fail(Clock::now() > deadline ? late : "rank 0 left");
+    readTimeout(fd, deadline, false);
     // The lower ranks but 0: connect to each, saying who this is.
     for (int r = 1; r < rank; ++r) {
       char host[INET_ADDRSTRLEN] = "";
       in_addr address{table[r].address};
       inet_ntop(AF_INET, &address, host, sizeof(host));
-      int link = connectTo(host, table[r].port, deadline, error);
+      int link = connectTo(table[r].address ? std::string(host) : master,
+                           table[r].port, deadline, error);
       int32_t me = rank;
       if (link < 0 ||
           !writeAll(link, reinterpret_cast<const char *>(&me), sizeof(me)))
@@ -318,18 +362,21 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
     }
   }
   // The higher ranks (but for rank 0, which met them all) connect here.
-  for (int i = rank + 1; rank > 0 && i < size; ++i) {
+  for (int arrived = rank + 1; rank > 0 && arrived < size;) {
     sockaddr_in from{};
     int fd = acceptBefore(listener, deadline, from, error);
     if (fd < 0)
       return fail(error);
+    readTimeout(fd, deadline, true);
     int32_t who = -1;
     if (!readAll(fd, reinterpret_cast<char *>(&who), sizeof(who)) ||
         who <= rank || who >= size || links[who]->fd >= 0) {
-      close(fd);
-      return fail("a connection that is not a rank of this job");
+      close(fd); // a stranger
+      continue;
     }
+    readTimeout(fd, deadline, false);
     links[who]->fd = fd;
+    ++arrived;
   }
   close(listener);
   for (int r = 0; r < size; ++r)
@@ -357,21 +404,32 @@ bool tcp::send(int peer, const void *data, size_t bytes, std::string &error) {
 
 bool tcp::recv(int peer, void *data, size_t bytes, std::string &error) {
   Link &link = *links[peer];
+  {
+    std::lock_guard<std::mutex> lock(link.mutex);
+    if (!link.broken.empty()) {
+      error = link.broken;
+      return false;
+    }
+  }
   uint64_t length = 0;
   if (!readAll(link.fd, reinterpret_cast<char *>(&length), sizeof(length)) ||
       (length == bytes && bytes &&
        !readAll(link.fd, static_cast<char *>(data), bytes))) {
     error =
         "lost a peer: rank " + std::to_string(peer) + " closed its connection";
-    return false;
-  }
-  if (length != bytes) {
+  } else if (length != bytes) {
+    // The stream no longer lines up with the program: nothing more is
+    // read from it.
     error = "rank " + std::to_string(peer) + " sent " + std::to_string(length) +
             " bytes where " + std::to_string(bytes) +
-            " were expected (the ranks run different programs?)";
-    return false;
+            " were expected (it stopped early, or the ranks run different "
+            "programs)";
+  } else {
+    return true;
   }
-  return true;
+  std::lock_guard<std::mutex> lock(link.mutex);
+  link.broken = error;
+  return false;
 }
 
 bool tcp::allGatherWorld(const void *mine, size_t bytes,

@@ -7,10 +7,10 @@
 // the address the environment names (torchrun: MASTER_ADDR and
 // MASTER_PORT, plus one under torchrun's agent, whose store holds that
 // port;
-// Slurm: the first node of SLURM_STEP_NODELIST and MASTER_PORT, else
-// 29500 plus the job id modulo 10000): rank 0 listens there, every rank
-// tells it the port it listens on, rank 0 sends every rank the table, and
-// each pair of ranks connects once (the higher rank to the lower). A
+// Slurm: the first node of SLURM_STEP_NODELIST and MASTER_PORT, else a
+// port from 20000 up picked by the job and step ids): rank 0 listens there,
+// every rank tells it the port it listens on, rank 0 sends every rank the
+// table, and each pair of ranks connects once (the higher rank to the lower). A
 // message to a peer is queued and written by that peer's writer thread
 // (so that two ranks sending to each other never block), each with its
 // length, which the receiver checks.

@@ -10,7 +10,10 @@
 // keeps the faster for the shape. Every run writes the whole result, so
 // the last one's is as good as any. A shape first seen while a graph
 // records takes cuDNN, unmeasured. With METART_CONVOLUTION_VERBOSE set,
-// each measurement is printed.
+// each measurement is printed. The choice is measured per process: two
+// runs (or a run and its resumption) may choose differently for a shape
+// near parity, and so differ in the last bits; METART_CONVOLUTION fixes
+// it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,8 +81,18 @@ KernelStatus chooseConvolution(int direction, metart_dtype dtype,
               "METART_CONVOLUTION=cudnn: " + cudnn.unavailable()};
     return im2col();
   }
+  // Where cuDNN cannot compute a shape (no algorithm of the precision
+  // wanted, a workspace the device lacks), im2col does: every path writes
+  // the whole result, the bias included.
+  auto libraryElseIm2col = [&] {
+    KernelStatus status = library();
+    if (status.failed() && (status.code == METART_ERROR_UNSUPPORTED ||
+                            status.code == METART_ERROR_OUT_OF_MEMORY))
+      return im2col();
+    return status;
+  };
   if (cudnn.forced())
-    return library();
+    return libraryElseIm2col();
   std::array<int64_t, 17> key = {direction,
                                  static_cast<int64_t>(dtype),
                                  s.images,
@@ -99,9 +112,9 @@ KernelStatus chooseConvolution(int direction, metart_dtype dtype,
                                  s.padW};
   auto found = choices.find(key);
   if (found != choices.end())
-    return found->second ? library() : im2col();
+    return found->second ? libraryElseIm2col() : im2col();
   if (capturing)
-    return library();
+    return libraryElseIm2col();
   // Each candidate runs once as it is (cuDNN loads its kernels, im2col
   // grows the workspace), then is timed as a graph replays it.
   float milliseconds[2] = {0, 0};
@@ -109,8 +122,9 @@ KernelStatus chooseConvolution(int direction, metart_dtype dtype,
   KernelStatus status = im2col();
   if (!status.failed()) {
     status = library();
-    // No algorithm of cuDNN's for the shape: im2col computes it.
-    if (status.failed() && status.code == METART_ERROR_UNSUPPORTED) {
+    // cuDNN does not run the shape (no algorithm, no workspace, ...):
+    // im2col computes it.
+    if (status.failed()) {
       libraryRuns = false;
       status = im2col();
     }

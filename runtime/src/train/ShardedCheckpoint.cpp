@@ -27,6 +27,7 @@
 
 #include "Trainer.h"
 #include "io/AtomicFile.h"
+#include "io/Safetensors.h"
 #include "metart/comm.h"
 #include "metart/data.h"
 
@@ -53,18 +54,8 @@ constexpr const char *kFormat = "metac-sharded-checkpoint";
 constexpr const char *kLatest = "checkpoint.latest";
 
 const char *dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case METART_F32:
-    return "F32";
-  case METART_F64:
-    return "F64";
-  case METART_I64:
-    return "I64";
-  case METART_I32:
-    return "I32";
-  default:
-    return "?";
-  }
+  const char *name = io::safetensorsDtypeName(dtype);
+  return name ? name : "?";
 }
 
 std::string rankFile(int64_t rank) {
@@ -148,7 +139,22 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   int64_t rank = metart_world_rank(), world = metart_world_size();
   fs::path dir = options.checkpoint_dir;
   std::string name = "checkpoint-" + std::to_string(iteration) + ".sharded";
+  // The committed checkpoint is never written over: when the pointer names
+  // this directory already (a new run in an old directory), the pieces go
+  // to another. Every rank reads the pointer before rank 0 may change it.
+  {
+    std::ifstream pointer(dir / kLatest);
+    std::string current;
+    if (pointer && std::getline(pointer, current) && current == name)
+      name = "checkpoint-" + std::to_string(iteration) + "b.sharded";
+  }
   fs::path shards = dir / name;
+  {
+    // What a crashed write left under this name is not a checkpoint.
+    std::error_code stale;
+    if (rank == 0 && fs::exists(shards / "index.json", stale))
+      fs::remove(shards / "index.json", stale);
+  }
   where = shards.string();
   std::error_code ec;
   fs::create_directories(shards, ec);
@@ -412,7 +418,8 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
       int64_t total = whole.numElements();
       for (const auto &piece : entry.at("pieces")) {
         int64_t offset = piece.at("offset"), n = piece.at("count");
-        if (offset < 0 || n <= 0 || offset > total || n > total - offset)
+        if (offset < 0 || n < 0 || (n == 0 && total > 0) || offset > total ||
+            n > total - offset)
           return fail(METART_ERROR_IO,
                       "'%s' gives '%s' a piece of %lld elements from %lld, "
                       "outside its %lld",
@@ -509,19 +516,20 @@ metart_status Trainer::resume(const char *dir, int64_t *iteration) {
                 "'%s' holds no checkpoint (neither checkpoint.safetensors "
                 "nor checkpoint.latest)",
                 dir);
-  // Both formats: the later iteration wins (a run may switch formats).
-  int64_t shardedIteration = -1;
-  if (haveSharded) {
-    if (metart_status s = loadSharded(dir, &shardedIteration))
-      return s;
+  // Both formats (a run may switch): the later iteration wins, read from
+  // the index and from the file's count before either loads.
+  if (haveSharded && haveGathered) {
+    int64_t shardedIteration = -1, gatheredIteration = -1;
     std::ifstream pointer(latest);
     std::string name;
-    std::getline(pointer, name);
-    lastCheckpoint = (fs::path(dir) / name).string();
-  }
-  if (haveGathered) {
-    int64_t gatheredIteration = -1;
-    // Only its count first: the whole file loads if it is the later one.
+    if (pointer && std::getline(pointer, name)) {
+      std::ifstream index(fs::path(dir) / name / "index.json");
+      nlohmann::json parsed =
+          nlohmann::json::parse(index, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_object() && parsed.contains("iteration") &&
+          parsed["iteration"].is_number_integer())
+        shardedIteration = parsed["iteration"].get<int64_t>();
+    }
     char message[512] = "";
     metart_safetensors *file = nullptr;
     if (!metart_safetensors_open(gathered.string().c_str(), &file, message,
@@ -535,14 +543,21 @@ metart_status Trainer::resume(const char *dir, int64_t *iteration) {
         std::memcpy(&gatheredIteration, data, 8);
       metart_safetensors_close(file);
     }
-    if (!haveSharded || gatheredIteration > shardedIteration) {
-      if (metart_status s =
-              loadParams(gathered.string().c_str(), true, &shardedIteration))
-        return s;
-      lastCheckpoint = gathered.string();
-    }
+    if (gatheredIteration > shardedIteration)
+      haveSharded = false;
   }
-  *iteration = shardedIteration;
+  if (haveSharded) {
+    if (metart_status s = loadSharded(dir, iteration))
+      return s;
+    std::ifstream pointer(latest);
+    std::string name;
+    std::getline(pointer, name);
+    lastCheckpoint = (fs::path(dir) / name).string();
+    return METART_OK;
+  }
+  if (metart_status s = loadParams(gathered.string().c_str(), true, iteration))
+    return s;
+  lastCheckpoint = gathered.string();
   return METART_OK;
 }
 

@@ -448,7 +448,11 @@ metart_status Trainer::run(metart_train_result &result) {
   }
 
   // The checkpoint directory is made up front, so a bad path fails before
-  // any training time is spent.
+  // any training time is spent; so does a format the mesh cannot write.
+  if (options.checkpoint_dir && shardedCheckpoints() && program.mesh[3] > 1)
+    return fail(METART_ERROR_UNSUPPORTED,
+                "sharded checkpoints do not cover pipeline stages yet: use "
+                "--checkpoint-format=gathered");
   if (options.checkpoint_dir && sharding.writer) {
     std::error_code ec;
     std::filesystem::create_directories(options.checkpoint_dir, ec);
