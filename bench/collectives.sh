@@ -7,6 +7,7 @@
 # (METART_RANKS_PER_NODE=2), as two GPUs per node would be.
 #   bench/collectives.sh
 #   RANKS="2 4" MAX_BYTES=16777216 bench/collectives.sh
+#   LAUNCHER=tcp RANKS="2 4" bench/collectives.sh   # without MPI (torchrun, srun)
 # Ends with one line per rank count: the fastest all-reduce algorithm at
 # the smallest and the largest size.
 set -euo pipefail
@@ -20,10 +21,30 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 root_flags=()
 [ "$(id -u)" = 0 ] && root_flags=(--allow-run-as-root)
 out=$(mktemp -d)
+# LAUNCHER=tcp: the ranks started as srun without an MPI plugin starts
+# them (Slurm's variables alone), so that they meet over TCP (the TCP
+# transport has one algorithm: the names are the same runs).
+launch() {
+  local n=$1
+  shift
+  if [ "${LAUNCHER:-mpirun}" = tcp ]; then
+    local port=$((20000 + RANDOM % 10000)) pids=()
+    for ((r = 0; r < n; ++r)); do
+      SLURM_PROCID=$r SLURM_STEP_NUM_TASKS=$n SLURM_LOCALID=$r \
+        SLURM_STEP_NODELIST=localhost MASTER_PORT=$port "$@" \
+        >"$out/rank$r.txt" &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+    cat "$out/rank0.txt"
+  else
+    METART_RANKS_PER_NODE=2 mpirun "${root_flags[@]}" -np "$n" \
+      -x METART_RANKS_PER_NODE "$@"
+  fi
+}
 for n in $ranks; do
-  echo "== $n processes"
-  METART_RANKS_PER_NODE=2 mpirun "${root_flags[@]}" -np "$n" \
-    -x METART_RANKS_PER_NODE "$tool" --max-bytes "$max" | tee "$out/$n.txt" |
+  echo "== $n processes (${LAUNCHER:-mpirun})"
+  launch "$n" "$tool" --max-bytes "$max" | tee "$out/$n.txt" |
     grep -v '^{'
 done
 for n in $ranks; do
