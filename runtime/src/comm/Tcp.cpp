@@ -34,6 +34,8 @@ struct Link {
   std::condition_variable ready;
   std::deque<std::vector<char>> queue;
   bool closing = false;
+  /// Whether the writer is writing a message it took from the queue.
+  bool writing = false;
   /// Why writing failed (then nothing more is written), and why reading
   /// did (then nothing more is read).
   std::string failure, broken;
@@ -88,14 +90,31 @@ void writerLoop(Link *link, int peer) {
       return;
     std::vector<char> message = std::move(link->queue.front());
     link->queue.pop_front();
+    link->writing = true;
     lock.unlock();
     bool ok = writeAll(link->fd, message.data(), message.size());
     lock.lock();
+    link->writing = false;
     if (!ok && link->failure.empty())
       link->failure = "rank " + std::to_string(peer) +
                       " closed its connection (" + std::strerror(errno) + ")";
     link->ready.notify_all();
   }
+}
+
+/// Writes what the socket takes now without waiting; the bytes written.
+size_t writeNow(int fd, const char *data, size_t bytes) {
+  size_t done = 0;
+  while (done < bytes) {
+    ssize_t n =
+        ::send(fd, data + done, bytes - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
 }
 
 void tune(int fd) {
@@ -387,17 +406,31 @@ bool tcp::init(int &rank, int &size, int &localRank, std::string &error) {
 
 bool tcp::send(int peer, const void *data, size_t bytes, std::string &error) {
   Link &link = *links[peer];
-  std::vector<char> message(sizeof(uint64_t) + bytes);
   uint64_t length = bytes;
-  std::memcpy(message.data(), &length, sizeof(length));
-  if (bytes)
-    std::memcpy(message.data() + sizeof(length), data, bytes);
   std::lock_guard<std::mutex> lock(link.mutex);
   if (!link.failure.empty()) {
     error = "lost a peer: " + link.failure;
     return false;
   }
-  link.queue.push_back(std::move(message));
+  // With nothing queued, what the socket takes at once goes now (no
+  // hand-over to the writer for small messages); the rest is queued, so a
+  // send never blocks.
+  size_t header = 0, body = 0;
+  if (link.queue.empty() && !link.writing) {
+    header = writeNow(link.fd, reinterpret_cast<const char *>(&length),
+                      sizeof(length));
+    if (header == sizeof(length))
+      body = writeNow(link.fd, static_cast<const char *>(data), bytes);
+    if (header == sizeof(length) && body == bytes)
+      return true;
+  }
+  std::vector<char> rest(sizeof(length) - header + bytes - body);
+  std::memcpy(rest.data(), reinterpret_cast<const char *>(&length) + header,
+              sizeof(length) - header);
+  if (bytes > body)
+    std::memcpy(rest.data() + sizeof(length) - header,
+                static_cast<const char *>(data) + body, bytes - body);
+  link.queue.push_back(std::move(rest));
   link.ready.notify_all();
   return true;
 }
