@@ -18,6 +18,7 @@ target_sources(metart PRIVATE
   ${METART_DATA_ROOT}/src/io/SafetensorsDtype.cpp
   ${METART_DATA_ROOT}/src/io/SafetensorsReader.cpp
   ${METART_DATA_ROOT}/src/io/SafetensorsWriter.cpp
+  ${METART_DATA_ROOT}/src/io/ShardedIndex.cpp
 )
 target_include_directories(metart PRIVATE ${METART_DATA_ROOT}/src)
 

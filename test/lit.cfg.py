@@ -68,4 +68,5 @@ if config.metac_fuzzer_enabled:
     tools.append(ToolSubst("metac-fuzz-frontend", unresolved="fatal"))
     tools.append(ToolSubst("metac-fuzz-safetensors", unresolved="fatal"))
     tools.append(ToolSubst("metac-fuzz-cluster", unresolved="fatal"))
+    tools.append(ToolSubst("metac-fuzz-checkpoint-index", unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, [config.metac_tools_dir, config.llvm_tools_dir])

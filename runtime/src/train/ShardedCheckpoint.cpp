@@ -28,6 +28,7 @@
 #include "Trainer.h"
 #include "io/AtomicFile.h"
 #include "io/Safetensors.h"
+#include "io/ShardedIndex.h"
 #include "metart/comm.h"
 #include "metart/data.h"
 
@@ -41,8 +42,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace metart::train {
 
@@ -323,25 +326,27 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
   std::ifstream pointer(latest);
   std::string name;
   if (!pointer || !std::getline(pointer, name) || name.empty() ||
-      name.find('/') != std::string::npos)
+      name.find('/') != std::string::npos || name == "." || name == "..")
     return fail(METART_ERROR_IO, "'%s' does not name a checkpoint directory",
                 latest.string().c_str());
   fs::path shards = fs::path(dir) / name;
   fs::path indexPath = shards / "index.json";
-  std::ifstream indexFile(indexPath);
+  std::ifstream indexFile(indexPath, std::ios::binary);
   if (!indexFile)
     return fail(METART_ERROR_IO,
                 "the sharded checkpoint '%s' has no index (an interrupted "
                 "write is never named by '%s')",
                 shards.string().c_str(), latest.string().c_str());
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(indexFile);
-  } catch (const nlohmann::json::exception &e) {
-    return fail(METART_ERROR_IO, "'%s' is not valid JSON: %s",
-                indexPath.string().c_str(), e.what());
-  }
+  std::string text((std::istreambuf_iterator<char>(indexFile)),
+                   std::istreambuf_iterator<char>());
+  std::string why;
+  std::optional<io::ShardedIndex> parsed = io::parseShardedIndex(text, why);
   std::string where = indexPath.string();
+  if (!parsed)
+    return fail(METART_ERROR_IO, "'%s' is not a valid checkpoint index: %s",
+                where.c_str(), why.c_str());
+  const io::ShardedIndex &index = *parsed;
+
   // Files checked on first use against the index's size and CRC-32.
   struct Open {
     metart_safetensors *file = nullptr;
@@ -351,157 +356,122 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
     }
   };
   std::map<int64_t, std::unique_ptr<Open>> opened;
-  try {
-    if (index.at("format") != kFormat || index.at("version") != 1)
+  auto fileOf = [&](int64_t f, metart_safetensors *&out) -> metart_status {
+    auto &slot = opened[f];
+    if (!slot) {
+      slot = std::make_unique<Open>();
+      const io::ShardedIndex::File &listed = index.files[f];
+      fs::path path = shards / listed.name;
+      uint64_t bytes = 0;
+      uint32_t crc = 0;
+      if (!checksum(path, bytes, crc))
+        return fail(METART_ERROR_IO, "cannot read '%s'", path.string().c_str());
+      if (bytes != listed.bytes || crc != listed.crc32)
+        return fail(
+            METART_ERROR_IO,
+            "'%s' is corrupt: %llu bytes with CRC-32 %08x, the "
+            "index says %llu bytes with %08x",
+            path.string().c_str(), static_cast<unsigned long long>(bytes), crc,
+            static_cast<unsigned long long>(listed.bytes), listed.crc32);
+      char message[512] = "";
+      if (metart_status s = metart_safetensors_open(
+              path.string().c_str(), &slot->file, message, sizeof(message)))
+        return fail(s, "%s", message);
+    }
+    out = slot->file;
+    return METART_OK;
+  };
+  // Elements [lo, lo + count) of tensor `tensorName` (the model's type and
+  // shape `whole`) into `t` from the pieces that overlap them.
+  auto load = [&](const std::string &tensorName, DeviceTensor &t,
+                  const DeviceTensor &whole, int64_t lo) -> metart_status {
+    auto found = index.tensors.find(tensorName);
+    if (found == index.tensors.end())
       return fail(METART_ERROR_IO,
-                  "'%s' is not a metac sharded checkpoint "
-                  "index (version 1)",
-                  where.c_str());
-    const auto &files = index.at("files");
-    const auto &tensors = index.at("tensors");
-    auto fileOf = [&](int64_t f, metart_safetensors *&out) -> metart_status {
-      if (f < 0 || f >= static_cast<int64_t>(files.size()))
-        return fail(METART_ERROR_IO, "'%s' names file %lld of %zu",
-                    where.c_str(), static_cast<long long>(f), files.size());
-      auto &slot = opened[f];
-      if (!slot) {
-        slot = std::make_unique<Open>();
-        fs::path path = shards / files[f].at("name").get<std::string>();
-        uint64_t bytes = 0;
-        uint32_t crc = 0;
-        if (!checksum(path, bytes, crc))
-          return fail(METART_ERROR_IO, "cannot read '%s'",
-                      path.string().c_str());
-        if (bytes != files[f].at("bytes").get<uint64_t>() ||
-            crc != files[f].at("crc32").get<uint32_t>())
-          return fail(METART_ERROR_IO,
-                      "'%s' is corrupt: %llu bytes with CRC-32 %08x, the "
-                      "index says %llu bytes with %08x",
-                      path.string().c_str(),
-                      static_cast<unsigned long long>(bytes), crc,
-                      static_cast<unsigned long long>(
-                          files[f].at("bytes").get<uint64_t>()),
-                      files[f].at("crc32").get<uint32_t>());
-        char message[512] = "";
-        if (metart_status s = metart_safetensors_open(
-                path.string().c_str(), &slot->file, message, sizeof(message)))
-          return fail(s, "%s", message);
-      }
-      out = slot->file;
-      return METART_OK;
-    };
-    // Elements [lo, lo + count) of tensor `name` (the model's type and
-    // shape `whole`) into `t` from the pieces that overlap them.
-    auto load = [&](const std::string &tensorName, DeviceTensor &t,
-                    const DeviceTensor &whole, int64_t lo) -> metart_status {
-      if (!tensors.contains(tensorName))
+                  "the checkpoint '%s' has no tensor '%s' (the model's is "
+                  "%s): it was written for another spec",
+                  shards.string().c_str(), tensorName.c_str(),
+                  shapeText(whole.dtype, whole.shape).c_str());
+    const io::ShardedIndex::Tensor &entry = found->second;
+    if (entry.dtype != dtypeName(whole.dtype) || entry.shape != whole.shape) {
+      std::string saved = entry.dtype + nlohmann::json(entry.shape).dump();
+      return fail(METART_ERROR_IO,
+                  "tensor '%s' is %s in the checkpoint '%s', the model's "
+                  "is %s: it was written for another spec",
+                  tensorName.c_str(), saved.c_str(), shards.string().c_str(),
+                  shapeText(whole.dtype, whole.shape).c_str());
+    }
+    int64_t count = t.numElements(), hi = lo + count;
+    size_t element = elementSize(t.dtype);
+    std::vector<char> host(t.bytes);
+    int64_t covered = 0;
+    for (const io::ShardedIndex::Piece &piece : entry.pieces) {
+      int64_t from = std::max(lo, piece.offset),
+              to = std::min(hi, piece.offset + piece.count);
+      if (from >= to)
+        continue;
+      metart_safetensors *file = nullptr;
+      if (metart_status s = fileOf(piece.file, file))
+        return s;
+      int32_t fileType = 0, fileRank = 0;
+      const int64_t *fileShape = nullptr;
+      const void *data = nullptr;
+      if (metart_safetensors_find(file,
+                                  pieceName(tensorName, piece.offset).c_str(),
+                                  &fileType, &fileRank, &fileShape, &data) ||
+          fileType != t.dtype || fileRank != 1 || fileShape[0] != piece.count)
         return fail(METART_ERROR_IO,
-                    "the checkpoint '%s' has no tensor '%s' (the model's is "
-                    "%s): it was written for another spec",
+                    "the checkpoint '%s' lacks its piece of '%s' at "
+                    "element %lld",
                     shards.string().c_str(), tensorName.c_str(),
-                    shapeText(whole.dtype, whole.shape).c_str());
-      const auto &entry = tensors.at(tensorName);
-      std::vector<int64_t> shape = entry.at("shape");
-      std::string dtype = entry.at("dtype");
-      if (dtype != dtypeName(whole.dtype) || shape != whole.shape) {
-        std::string saved = dtype + nlohmann::json(shape).dump();
-        return fail(METART_ERROR_IO,
-                    "tensor '%s' is %s in the checkpoint '%s', the model's "
-                    "is %s: it was written for another spec",
-                    tensorName.c_str(), saved.c_str(), shards.string().c_str(),
-                    shapeText(whole.dtype, whole.shape).c_str());
-      }
-      int64_t count = t.numElements(), hi = lo + count;
-      size_t element = elementSize(t.dtype);
-      std::vector<char> host(t.bytes);
-      int64_t covered = 0;
-      int64_t total = whole.numElements();
-      for (const auto &piece : entry.at("pieces")) {
-        int64_t offset = piece.at("offset"), n = piece.at("count");
-        if (offset < 0 || n < 0 || (n == 0 && total > 0) || offset > total ||
-            n > total - offset)
-          return fail(METART_ERROR_IO,
-                      "'%s' gives '%s' a piece of %lld elements from %lld, "
-                      "outside its %lld",
-                      where.c_str(), tensorName.c_str(),
-                      static_cast<long long>(n), static_cast<long long>(offset),
-                      static_cast<long long>(total));
-        int64_t from = std::max(lo, offset), to = std::min(hi, offset + n);
-        if (from >= to)
-          continue;
-        metart_safetensors *file = nullptr;
-        if (metart_status s = fileOf(piece.at("file"), file))
-          return s;
-        int32_t fileType = 0, fileRank = 0;
-        const int64_t *fileShape = nullptr;
-        const void *data = nullptr;
-        if (metart_safetensors_find(file, pieceName(tensorName, offset).c_str(),
-                                    &fileType, &fileRank, &fileShape, &data) ||
-            fileType != t.dtype || fileRank != 1 || fileShape[0] != n)
-          return fail(METART_ERROR_IO,
-                      "the checkpoint '%s' lacks its piece of '%s' at "
-                      "element %lld",
-                      shards.string().c_str(), tensorName.c_str(),
-                      static_cast<long long>(offset));
-        std::memcpy(host.data() + (from - lo) * element,
-                    static_cast<const char *>(data) + (from - offset) * element,
-                    static_cast<size_t>(to - from) * element);
-        covered += to - from;
-      }
-      if (covered != count)
-        return fail(METART_ERROR_IO,
-                    "the checkpoint '%s' covers %lld of the %lld elements "
-                    "from %lld of '%s'",
-                    shards.string().c_str(), static_cast<long long>(covered),
-                    static_cast<long long>(count), static_cast<long long>(lo),
-                    tensorName.c_str());
-      if (tensorName == "optimizer.step") {
-        int64_t steps = 0;
-        std::memcpy(&steps, host.data(), sizeof(steps));
-        if (steps < 0)
-          return fail(METART_ERROR_IO,
-                      "tensor 'optimizer.step' in '%s' is negative (%lld)",
-                      shards.string().c_str(), static_cast<long long>(steps));
-      }
-      if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
-                                                  host.data(), t.bytes))
-        return fail(s, "%s", metart_context_last_error(context));
-      return METART_OK;
-    };
-    for (int64_t i = 0; i < program.num_params; ++i)
-      if (metart_status s =
-              load(program.params[i].name, params[i], params[i], 0))
-        return s;
-    for (size_t k = 0; k < state.size(); ++k) {
-      int64_t offset = 0;
-      if (!isStatePart(k)) {
-        if (metart_status s = load(stateName(k), state[k], state[k], 0))
-          return s;
-      } else if (metart_status s = partOffset(k, offset)) {
-        return s;
-      } else if (metart_status s =
-                     load(stateName(k), state[k], stateParam(k), offset)) {
-        return s;
-      }
+                    static_cast<long long>(piece.offset));
+      std::memcpy(host.data() + (from - lo) * element,
+                  static_cast<const char *>(data) +
+                      (from - piece.offset) * element,
+                  static_cast<size_t>(to - from) * element);
+      covered += to - from;
     }
-    if (program.loss_scaling && index.contains("loss_scale")) {
-      double scale = index["loss_scale"][0];
-      int64_t healthy = index["loss_scale"][1];
-      if (!(scale > 0 && std::isfinite(scale)) || healthy < 0)
-        return fail(METART_ERROR_IO, "'%s' holds no valid loss scale",
-                    where.c_str());
-      scaler.restore(scale, healthy);
-      if (metart_status s = writeScale())
-        return s;
+    if (covered != count)
+      return fail(METART_ERROR_IO,
+                  "the checkpoint '%s' covers %lld of the %lld elements "
+                  "from %lld of '%s'",
+                  shards.string().c_str(), static_cast<long long>(covered),
+                  static_cast<long long>(count), static_cast<long long>(lo),
+                  tensorName.c_str());
+    if (tensorName == "optimizer.step") {
+      int64_t steps = 0;
+      std::memcpy(&steps, host.data(), sizeof(steps));
+      if (steps < 0)
+        return fail(METART_ERROR_IO,
+                    "tensor 'optimizer.step' in '%s' is negative (%lld)",
+                    shards.string().c_str(), static_cast<long long>(steps));
     }
-    *iteration = index.at("iteration");
-    if (*iteration < 0)
-      return fail(METART_ERROR_IO, "'%s' has a negative iteration",
-                  where.c_str());
-  } catch (const nlohmann::json::exception &e) {
-    return fail(METART_ERROR_IO, "'%s' is not a valid checkpoint index: %s",
-                where.c_str(), e.what());
+    if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
+                                                host.data(), t.bytes))
+      return fail(s, "%s", metart_context_last_error(context));
+    return METART_OK;
+  };
+  for (int64_t i = 0; i < program.num_params; ++i)
+    if (metart_status s = load(program.params[i].name, params[i], params[i], 0))
+      return s;
+  for (size_t k = 0; k < state.size(); ++k) {
+    int64_t offset = 0;
+    if (!isStatePart(k)) {
+      if (metart_status s = load(stateName(k), state[k], state[k], 0))
+        return s;
+    } else if (metart_status s = partOffset(k, offset)) {
+      return s;
+    } else if (metart_status s =
+                   load(stateName(k), state[k], stateParam(k), offset)) {
+      return s;
+    }
   }
+  if (program.loss_scaling && index.lossScale) {
+    scaler.restore(index.lossScale->first, index.lossScale->second);
+    if (metart_status s = writeScale())
+      return s;
+  }
+  *iteration = index.iteration;
   return METART_OK;
 }
 
