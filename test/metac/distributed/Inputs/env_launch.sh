@@ -8,7 +8,8 @@
 # MASTER_PORT; without TORCHELASTIC_RUN_ID, since no agent holds the port),
 # or, when `torchrun` is on PATH as TORCHRUN names it, runs that torchrun
 # itself. Rank R's output goes to DIR/out.R and DIR/err.R; with
-# KILL=R:SECONDS rank R is killed (SIGKILL) that long after the start.
+# KILL=R:SECONDS rank R is killed (SIGKILL) that long after the start, with
+# TERM_AFTER=SECONDS every rank gets SIGTERM (a scheduler's preemption).
 # Prints each rank's exit code and the seconds the job took.
 set -u
 kind=$1 np=$2 port=$3 dir=$4
@@ -37,6 +38,10 @@ done
 if [ -n "${KILL:-}" ]; then
   sleep "${KILL#*:}"
   kill -9 "${pids[${KILL%%:*}]}"
+fi
+if [ -n "${TERM_AFTER:-}" ]; then
+  sleep "$TERM_AFTER"
+  kill -TERM "${pids[@]}"
 fi
 codes=()
 for pid in "${pids[@]}"; do
