@@ -1,13 +1,12 @@
 //===- TcpTransport.h - collectives over the TCP world ----------*- C++ -*-===//
 //
 // The transport of a job torchrun or srun started without MPI (Tcp.h), on
-// host memory. Each collective goes through the group's first rank: the
-// others send it their buffers, it reduces them in group order (the same
-// order on every run, so runs repeat bit for bit) and sends the result
-// back; gathers and broadcasts move each buffer once per receiver. This
-// moves (n - 1) times the data of a ring on n ranks, which is fine for the
-// few ranks of a node and the meta-gradients of small models; MPI's
-// algorithms remain the choice for larger jobs.
+// host memory. An all-reduce of less than 64 KiB goes through the group's
+// first rank (the others send it their buffers, it reduces them in group
+// order and sends the result back); a larger one around the group's ring
+// (reduce-scatter, then all-gather). Either order is fixed, so runs repeat
+// bit for bit. Gathers and broadcasts move each buffer once per receiver.
+// MPI's algorithms (shared memory on a node) remain faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +41,12 @@ public:
   bool runsOnAnyThread() const override { return true; }
 
 private:
+  /// All-reduces from this size up run around the ring.
+  static constexpr size_t kRingBytes = 64 << 10;
+  /// A reduce-scatter then an all-gather around the group's ring, in place.
+  KernelStatus ringAllReduce(int mask, void *y, int64_t count,
+                             metart_dtype dtype, Reduction reduction);
+
   /// The world ranks of the group of `mask`, in group order.
   std::vector<int> members[kNumMasks];
   int position[kNumMasks] = {};

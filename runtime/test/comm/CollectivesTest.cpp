@@ -54,6 +54,35 @@ TEST(Collectives, AllReduceSumAndMaxOverEveryMask) {
   }
 }
 
+// Sums large enough for the transports' bandwidth paths (the TCP
+// transport's ring from 64 KiB), of counts that do not divide evenly into
+// the group's chunks.
+TEST(Collectives, AllReduceOfLargeBuffers) {
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask : {1, 3, 15}) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      for (int32_t dtype : {METART_F32, METART_F64, METART_I64})
+        for (int64_t count : {int64_t(40001), int64_t(100003)}) {
+          HostTensor x({count}, dtype), y({count}, dtype);
+          x.fillInput(metart_world_rank());
+          ASSERT_EQ(metart_all_reduce(c, &x.t, &y.t, mask, METART_REDUCE_SUM),
+                    METART_OK)
+              << metart_context_last_error(c);
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < count; ++i) {
+            double expected = 0;
+            for (int64_t r : group)
+              expected += inputValue(r, i);
+            wrong += y.get(i) != expected;
+          }
+          EXPECT_EQ(wrong, 0)
+              << where(mesh, mask, dtype) << ", " << count << " elements";
+        }
+    }
+  }
+}
+
 TEST(Collectives, AllGatherAlongEachDimension) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
