@@ -81,14 +81,15 @@ done
 # graph), and the choices measured per shape.
 for example in maml protonet; do
   n=${CONVNET_ITERATIONS:-51}
-  for convolution in im2col cudnn; do
+  for convolution in im2col cudnn cudnn-grouped; do
     METART_CONVOLUTION=$convolution timeout 300 "$bundle/bin/$example" --backend=cuda \
       --iterations="$n" --quiet >"$out/$example-$convolution.txt" 2>&1
   done
   METART_CONVOLUTION_VERBOSE=1 timeout 120 "$bundle/bin/$example" --backend=cuda \
     --iterations=2 --quiet >"$out/$example-convolutions.txt" 2>&1
   echo "$example convolutions: im2col $(ms_of <"$out/$example-im2col.txt") ms," \
-    "cuDNN $(ms_of <"$out/$example-cudnn.txt") ms, measured per shape" \
+    "cuDNN $(ms_of <"$out/$example-cudnn.txt") ms, cuDNN grouped over tasks" \
+    "$(ms_of <"$out/$example-cudnn-grouped.txt") ms, measured per shape" \
     "$(ms_of <"$out/$example-fused.txt") ms ($(grep -c ': cuDNN$' "$out/$example-convolutions.txt")" \
     "shapes to cuDNN, $(grep -c ': im2col$' "$out/$example-convolutions.txt") to im2col)"
   grep -m3 -i "error\|cudnn did not" "$out/$example-cudnn.txt"

@@ -83,6 +83,7 @@ else()
     src/cuda/Optimizers.cu
     src/cuda/Pooling.cu
     src/cuda/Shape.cu
+    src/cuda/SwapAxes.cu
   )
   target_compile_definitions(metart PRIVATE METART_HAVE_CUDA)
   # cuDNN's convolutions are compiled against its headers (the CUDA

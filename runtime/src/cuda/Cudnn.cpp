@@ -10,6 +10,7 @@
 
 #include "Allocator.h"
 #include "Status.h"
+#include "SwapAxes.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -27,7 +28,7 @@ namespace metart::cuda {
 
 namespace {
 
-enum class Choice { Measure, Cudnn, Im2col };
+enum class Choice { Measure, Cudnn, CudnnGrouped, Im2col };
 
 Choice choiceFromEnvironment() {
   const char *choice = std::getenv("METART_CONVOLUTION");
@@ -35,6 +36,10 @@ Choice choiceFromEnvironment() {
     return Choice::Measure;
   if (std::strcmp(choice, "cudnn") == 0)
     return Choice::Cudnn;
+  // Tasks' convolutions as the groups of one call (operands transposed
+  // around it); not yet run on a GPU, so only on request.
+  if (std::strcmp(choice, "cudnn-grouped") == 0)
+    return Choice::CudnnGrouped;
   if (std::strcmp(choice, "im2col") == 0)
     return Choice::Im2col;
   // oneDNN's choice names the CPU backend's library: cuDNN stands for it.
@@ -42,7 +47,7 @@ Choice choiceFromEnvironment() {
     return Choice::Cudnn;
   std::fprintf(stderr,
                "metart: warning: ignoring METART_CONVOLUTION='%s' (expected "
-               "auto, cudnn or im2col)\n",
+               "auto, cudnn, cudnn-grouped or im2col)\n",
                choice);
   return Choice::Measure;
 }
@@ -76,6 +81,7 @@ struct Api {
   X(cudnnDestroyConvolutionDescriptor)                                         \
   X(cudnnSetConvolution2dDescriptor)                                           \
   X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnSetConvolutionGroupCount)                                             \
   X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
   X(cudnnConvolutionForward)                                                   \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                               \
@@ -99,9 +105,9 @@ struct Plan {
   bool usable = false;
 };
 
-using Key =
-    std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, int64_t, int64_t>;
 
 } // namespace
 
@@ -166,10 +172,13 @@ struct CudnnConvolutions::State {
                                       api.cudnnGetErrorString(status)};
   }
 
-  /// The plan of one slice's convolution in `direction`, made on first
-  /// use; `usable` is false where cuDNN has no algorithm for it.
-  Plan &planOf(Direction direction, metart_dtype dtype, const ConvSizes &s) {
+  /// The plan of one slice's convolution in `direction` (of all `groups`
+  /// slices' as the groups of one convolution), made on first use;
+  /// `usable` is false where cuDNN has no algorithm for it.
+  Plan &planOf(Direction direction, metart_dtype dtype, const ConvSizes &s,
+               int64_t groups = 1) {
     Key key{static_cast<int>(direction),
+            groups,
             static_cast<int>(dtype),
             s.imagesPerSlice,
             s.channels,
@@ -194,25 +203,29 @@ struct CudnnConvolutions::State {
       return status == CUDNN_STATUS_SUCCESS;
     };
     int n = static_cast<int>(s.imagesPerSlice);
+    int channels = static_cast<int>(s.channels * groups),
+        outChannels = static_cast<int>(s.outChannels * groups);
     if (!ok(api.cudnnCreateTensorDescriptor(&plan.x)) ||
         !ok(api.cudnnCreateTensorDescriptor(&plan.y)) ||
         !ok(api.cudnnCreateFilterDescriptor(&plan.w)) ||
         !ok(api.cudnnCreateConvolutionDescriptor(&plan.conv)) ||
+        !ok(api.cudnnSetTensor4dDescriptor(plan.x, CUDNN_TENSOR_NCHW, type, n,
+                                           channels, static_cast<int>(s.height),
+                                           static_cast<int>(s.width))) ||
         !ok(api.cudnnSetTensor4dDescriptor(
-            plan.x, CUDNN_TENSOR_NCHW, type, n, static_cast<int>(s.channels),
-            static_cast<int>(s.height), static_cast<int>(s.width))) ||
-        !ok(api.cudnnSetTensor4dDescriptor(
-            plan.y, CUDNN_TENSOR_NCHW, type, n, static_cast<int>(s.outChannels),
+            plan.y, CUDNN_TENSOR_NCHW, type, n, outChannels,
             static_cast<int>(s.outHeight), static_cast<int>(s.outWidth))) ||
         !ok(api.cudnnSetFilter4dDescriptor(
-            plan.w, type, CUDNN_TENSOR_NCHW, static_cast<int>(s.outChannels),
+            plan.w, type, CUDNN_TENSOR_NCHW, outChannels,
             static_cast<int>(s.channels), static_cast<int>(s.kernelH),
             static_cast<int>(s.kernelW))) ||
         !ok(api.cudnnSetConvolution2dDescriptor(
             plan.conv, static_cast<int>(s.padH), static_cast<int>(s.padW),
             static_cast<int>(s.strideH), static_cast<int>(s.strideW), 1, 1,
             CUDNN_CROSS_CORRELATION, type)) ||
-        !ok(api.cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH)))
+        !ok(api.cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH)) ||
+        !ok(api.cudnnSetConvolutionGroupCount(plan.conv,
+                                              static_cast<int>(groups))))
       return plan;
     // The heuristics' first algorithm that runs, computes the same result
     // every time, in full precision (products summed directly: FFT and
@@ -281,6 +294,36 @@ struct CudnnConvolutions::State {
     return plan;
   }
 
+  /// Whether the slices of `s` run as the groups of one call.
+  bool groupedFor(const ConvSizes &s) const {
+    return choice == Choice::CudnnGrouped && s.slices > 1;
+  }
+
+  /// The plan of the slices as groups, and from the workspace two staging
+  /// buffers (`first`, `second` bytes) and cuDNN's workspace.
+  KernelStatus prepareGrouped(Direction direction, cudaStream_t stream,
+                              DeviceWorkspace &workspace, metart_dtype dtype,
+                              const ConvSizes &s, size_t first, size_t second,
+                              Plan *&plan, char *&a, char *&b, void *&space) {
+    plan = &planOf(direction, dtype, s, s.slices);
+    if (!plan->usable)
+      return {METART_ERROR_UNSUPPORTED,
+              "cuDNN has no full-precision deterministic algorithm for this "
+              "grouped convolution"};
+    auto round = [](size_t n) { return (n + 255) / 256 * 256; };
+    size_t total = round(first) + round(second) + plan->workspace;
+    char *base = static_cast<char *>(workspace.get(total));
+    if (!base)
+      return workspaceExhausted(total);
+    a = base;
+    b = base + round(first);
+    space = plan->workspace ? base + round(first) + round(second) : nullptr;
+    if (cudnnStatus_t status = api.cudnnSetStream(handle, stream);
+        status != CUDNN_STATUS_SUCCESS)
+      return fail("cudnnSetStream", status);
+    return KernelStatus::ok();
+  }
+
   /// Runs `call(plan, workspace, slice)` for each weight slice.
   template <typename Call>
   KernelStatus perSlice(Direction direction, cudaStream_t stream,
@@ -330,7 +373,8 @@ bool CudnnConvolutions::handles(metart_dtype dtype, const ConvSizes &s,
 }
 
 bool CudnnConvolutions::forced() const {
-  return state->choice == Choice::Cudnn;
+  return state->choice == Choice::Cudnn ||
+         state->choice == Choice::CudnnGrouped;
 }
 
 std::string CudnnConvolutions::unavailable() const { return state->why; }
@@ -355,6 +399,36 @@ KernelStatus CudnnConvolutions::forward(cudaStream_t stream,
   int64_t imageSize = s.channels * s.height * s.width;
   int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
   int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  if (state->groupedFor(s)) {
+    // [tasks, images, ...] to [images, tasks x channels, ...], one call,
+    // and back (added to the bias when accumulating).
+    int64_t tasks = s.slices, images = s.imagesPerSlice;
+    double zero = 0;
+    float zeroF = 0;
+    const void *none = dtype == METART_F64 ? static_cast<const void *>(&zero)
+                                           : static_cast<const void *>(&zeroF);
+    Plan *plan = nullptr;
+    char *xt = nullptr, *yt = nullptr;
+    void *space = nullptr;
+    if (KernelStatus status = state->prepareGrouped(
+            Direction::Forward, stream, workspace, dtype, s,
+            tasks * images * imageSize * element,
+            tasks * images * outputSize * element, plan, xt, yt, space);
+        status.failed())
+      return status;
+    if (KernelStatus status = swapLeadingAxes(stream, dtype, x, xt, tasks,
+                                              images, imageSize, false);
+        status.failed())
+      return status;
+    if (cudnnStatus_t status = state->api.cudnnConvolutionForward(
+            state->handle, alpha, plan->x, xt, plan->w, weight, plan->conv,
+            static_cast<cudnnConvolutionFwdAlgo_t>(plan->algorithm), space,
+            plan->workspace, none, plan->y, yt);
+        status != CUDNN_STATUS_SUCCESS)
+      return state->fail("grouped convolution", status);
+    return swapLeadingAxes(stream, dtype, yt, y, images, tasks, outputSize,
+                           accumulate);
+  }
   return state->perSlice(
       Direction::Forward, stream, workspace, dtype, s,
       [&](Plan &plan, void *space, int64_t slice) {
@@ -383,6 +457,30 @@ KernelStatus CudnnConvolutions::backwardInput(
   int64_t imageSize = s.channels * s.height * s.width;
   int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
   int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  if (state->groupedFor(s)) {
+    int64_t tasks = s.slices, images = s.imagesPerSlice;
+    Plan *plan = nullptr;
+    char *gradT = nullptr, *yT = nullptr;
+    void *space = nullptr;
+    if (KernelStatus status = state->prepareGrouped(
+            Direction::Input, stream, workspace, dtype, s,
+            tasks * images * outputSize * element,
+            tasks * images * imageSize * element, plan, gradT, yT, space);
+        status.failed())
+      return status;
+    if (KernelStatus status = swapLeadingAxes(stream, dtype, grad, gradT, tasks,
+                                              images, outputSize, false);
+        status.failed())
+      return status;
+    if (cudnnStatus_t status = state->api.cudnnConvolutionBackwardData(
+            state->handle, alpha, plan->w, weight, plan->y, gradT, plan->conv,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algorithm), space,
+            plan->workspace, beta, plan->x, yT);
+        status != CUDNN_STATUS_SUCCESS)
+      return state->fail("grouped convolution input derivative", status);
+    return swapLeadingAxes(stream, dtype, yT, y, images, tasks, imageSize,
+                           false);
+  }
   return state->perSlice(
       Direction::Input, stream, workspace, dtype, s,
       [&](Plan &plan, void *space, int64_t slice) {
@@ -412,6 +510,34 @@ KernelStatus CudnnConvolutions::backwardWeight(
   int64_t imageSize = s.channels * s.height * s.width;
   int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
   int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  if (state->groupedFor(s)) {
+    // The tasks' filters are the groups' filters, in place.
+    int64_t tasks = s.slices, images = s.imagesPerSlice;
+    Plan *plan = nullptr;
+    char *xT = nullptr, *gradT = nullptr;
+    void *space = nullptr;
+    if (KernelStatus status = state->prepareGrouped(
+            Direction::Weight, stream, workspace, dtype, s,
+            tasks * images * imageSize * element,
+            tasks * images * outputSize * element, plan, xT, gradT, space);
+        status.failed())
+      return status;
+    if (KernelStatus status = swapLeadingAxes(stream, dtype, x, xT, tasks,
+                                              images, imageSize, false);
+        status.failed())
+      return status;
+    if (KernelStatus status = swapLeadingAxes(stream, dtype, grad, gradT, tasks,
+                                              images, outputSize, false);
+        status.failed())
+      return status;
+    if (cudnnStatus_t status = state->api.cudnnConvolutionBackwardFilter(
+            state->handle, alpha, plan->x, xT, plan->y, gradT, plan->conv,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan->algorithm),
+            space, plan->workspace, beta, plan->w, y);
+        status != CUDNN_STATUS_SUCCESS)
+      return state->fail("grouped convolution weight derivative", status);
+    return KernelStatus::ok();
+  }
   return state->perSlice(
       Direction::Weight, stream, workspace, dtype, s,
       [&](Plan &plan, void *space, int64_t slice) {

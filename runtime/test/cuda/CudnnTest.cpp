@@ -7,7 +7,9 @@
 // (four tasks' weights, five and fifteen images each, 1 and 32 channels,
 // 28x28 down to 3x3) and on odd ones (strides and padding per dimension,
 // 1x1, one image per weight slice, kernels as large as the padded input).
-// Skips where cuDNN does not load (the reason printed), or without a GPU.
+// The same with METART_CONVOLUTION=cudnn-grouped: the tasks' convolutions
+// as the groups of one call. Skips where cuDNN does not load (the reason
+// printed), or without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +56,12 @@ const Case kCases[] = {
 
 class CudnnVsCpu : public CudaVsCpu {
 protected:
+  /// METART_CONVOLUTION for the CUDA context.
+  virtual const char *choice() const { return "cudnn"; }
+  /// The three kernels on every case, in f32 and f64.
+  void checkAll();
   void SetUp() override {
-    ::setenv("METART_CONVOLUTION", "cudnn", 1);
+    ::setenv("METART_CONVOLUTION", choice(), 1);
     CudaVsCpu::SetUp();
     ::unsetenv("METART_CONVOLUTION");
     if (IsSkipped() || HasFatalFailure())
@@ -76,7 +82,7 @@ protected:
   }
 };
 
-TEST_F(CudnnVsCpu, ConvolutionsAndTheirDerivatives) {
+void CudnnVsCpu::checkAll() {
   for (metart_dtype dtype : {METART_F32, METART_F64})
     for (const Case &cc : kCases) {
       std::vector<int64_t> biasShape(cc.weight.begin(), cc.weight.end() - 3);
@@ -107,6 +113,16 @@ TEST_F(CudnnVsCpu, ConvolutionsAndTheirDerivatives) {
           kGemmTolerance);
     }
 }
+
+/// The tasks' convolutions as the groups of one call (the operands'
+/// tasks and images exchanged around it).
+class CudnnGroupedVsCpu : public CudnnVsCpu {
+protected:
+  const char *choice() const override { return "cudnn-grouped"; }
+};
+
+TEST_F(CudnnVsCpu, ConvolutionsAndTheirDerivatives) { checkAll(); }
+TEST_F(CudnnGroupedVsCpu, ConvolutionsAndTheirDerivatives) { checkAll(); }
 
 } // namespace
 } // namespace metart::test
