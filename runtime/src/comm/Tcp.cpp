@@ -490,9 +490,16 @@ void tcp::barrierWorld() {
 void tcp::finalize() {
   for (auto &link : links) {
     {
-      std::lock_guard<std::mutex> lock(link->mutex);
+      // What is queued goes out, unless the peer stopped reading: after a
+      // while the socket is shut, which ends the writer's last write.
+      std::unique_lock<std::mutex> lock(link->mutex);
       link->closing = true;
       link->ready.notify_all();
+      if (!link->ready.wait_for(
+              lock, std::chrono::seconds(10),
+              [&] { return link->queue.empty() && !link->writing; }) &&
+          link->fd >= 0)
+        shutdown(link->fd, SHUT_RDWR);
     }
     if (link->writer.joinable())
       link->writer.join();
