@@ -122,8 +122,11 @@ std::optional<ShardedIndex> metart::io::parseShardedIndex(std::string_view text,
     for (const json &piece : entry["pieces"]) {
       ShardedIndex::Piece p;
       std::string at = where + "'s piece";
-      if (!piece.is_object() ||
-          !integer(piece, "file", 0,
+      if (!piece.is_object()) {
+        error = at + " is not an object";
+        return std::nullopt;
+      }
+      if (!integer(piece, "file", 0,
                    static_cast<int64_t>(index.files.size()) - 1, p.file, error,
                    at) ||
           !integer(piece, "offset", 0, tensor.elements, p.offset, error, at) ||
