@@ -84,10 +84,27 @@ metart_status Trainer::loadParams(const char *path, bool withState,
     const DeviceTensor &expected = whole ? *whole : t;
     if (dtype != expected.dtype ||
         rank != static_cast<int32_t>(expected.shape.size()) ||
-        !std::equal(expected.shape.begin(), expected.shape.end(), shape))
+        !std::equal(expected.shape.begin(), expected.shape.end(), shape)) {
+      // Both sides named, as the sharded format does.
+      auto text = [](int32_t type, const int64_t *dims, int32_t count) {
+        std::string out = type == METART_F32   ? "F32"
+                          : type == METART_F64 ? "F64"
+                          : type == METART_I64 ? "I64"
+                          : type == METART_I32 ? "I32"
+                                               : "?";
+        out += "[";
+        for (int32_t i = 0; i < count; ++i)
+          out += (i ? "," : "") + std::to_string(dims[i]);
+        return out + "]";
+      };
       return fail(METART_ERROR_IO,
-                  "tensor '%s' in '%s' does not have the model's type",
-                  name.c_str(), path);
+                  "tensor '%s' is %s in '%s', the model's is %s: it was "
+                  "written for another spec",
+                  name.c_str(), text(dtype, shape, rank).c_str(), path,
+                  text(expected.dtype, expected.shape.data(),
+                       static_cast<int32_t>(expected.shape.size()))
+                      .c_str());
+    }
     // Adam reads the count where it lives (on a device, in its kernel):
     // a corrupt one is caught here.
     if (name == "optimizer.step") {
