@@ -98,4 +98,8 @@ done
   --no-cuda-graph >"$out/maml-profile.txt" 2>&1
 METART_FUSED_KERNELS=off timeout 120 "$bundle/bin/maml" --backend=cuda \
   --iterations=6 --profile --no-cuda-graph >"$out/maml-profile-ops.txt" 2>&1
-echo "profile written: $out/maml-profile.txt"
+# The sinusoid's generated kernels one by one (each its own profile line):
+# which of its 315 launches cost the time.
+[ -n "${PROFILE:-1}" ] && timeout 120 "$bundle/bin/sinusoid" --backend=cuda --iterations=200 \
+  --profile --no-cuda-graph >"$out/sinusoid-profile.txt" 2>&1
+echo "profile written: $out/maml-profile.txt, $out/sinusoid-profile.txt"
