@@ -8,8 +8,9 @@
 # MASTER_PORT; without TORCHELASTIC_RUN_ID, since no agent holds the port),
 # or, when `torchrun` is on PATH as TORCHRUN names it, runs that torchrun
 # itself. Rank R's output goes to DIR/out.R and DIR/err.R; with
-# KILL=R:SECONDS rank R is killed (SIGKILL) that long after the start, with
-# TERM_AFTER=SECONDS every rank gets SIGTERM (a scheduler's preemption).
+# KILL=R:FILE rank R is killed (SIGKILL) once the metrics file FILE shows
+# the job training, with TERM_WHEN=FILE every rank gets SIGTERM then (a
+# scheduler's preemption).
 # Prints each rank's exit code and the seconds the job took.
 set -u
 kind=$1 np=$2 port=$3 dir=$4
@@ -35,12 +36,20 @@ for ((r = 0; r < np; ++r)); do
   fi
   pids+=($!)
 done
+# Waits (up to 120 s) until FILE, a metrics file, has 5 meta-iterations:
+# the ranks met and train.
+training() {
+  for _ in $(seq 1 1200); do
+    [ -s "$1" ] && [ "$(wc -l <"$1")" -ge 5 ] && return
+    sleep 0.1
+  done
+}
 if [ -n "${KILL:-}" ]; then
-  sleep "${KILL#*:}"
+  training "${KILL#*:}"
   kill -9 "${pids[${KILL%%:*}]}"
 fi
-if [ -n "${TERM_AFTER:-}" ]; then
-  sleep "$TERM_AFTER"
+if [ -n "${TERM_WHEN:-}" ]; then
+  training "$TERM_WHEN"
   kill -TERM "${pids[@]}"
 fi
 codes=()
