@@ -98,6 +98,18 @@ done
   --no-cuda-graph >"$out/maml-profile.txt" 2>&1
 METART_FUSED_KERNELS=off timeout 120 "$bundle/bin/maml" --backend=cuda \
   --iterations=6 --profile --no-cuda-graph >"$out/maml-profile-ops.txt" 2>&1
+# The NCCL watchdog (issue 20): two ranks sharing the GPU, a healthy run
+# and one whose rank 0 hangs before meta-iteration 3 (comm-timeout-nccl.test
+# without lit, which needs LLVM's libraries).
+if [ -x "$bundle/bin/sine2" ] && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mkdir -p "$out/nccl-ok" "$out/nccl-hang"
+  echo "NCCL, healthy: $(bash test/metac/distributed/Inputs/nccl_hang.sh "$out/nccl-ok" \
+    "$bundle/bin/sine2" --backend=cuda --iterations 5 --comm-timeout=2 --quiet)"
+  echo "NCCL, rank 0 hung: $(bash test/metac/distributed/Inputs/nccl_hang.sh "$out/nccl-hang" \
+    "$bundle/bin/sine2" --backend=cuda --iterations 50 --comm-timeout=2 \
+    --hang-rank=0:3 --quiet); $(grep -c 'did not complete within' "$out/nccl-hang/err.log") ranks named the collective"
+fi
 # The sinusoid's generated kernels one by one (each its own profile line):
 # which of its 315 launches cost the time.
 [ -n "${PROFILE:-1}" ] && timeout 120 "$bundle/bin/sinusoid" --backend=cuda --iterations=200 \

@@ -26,10 +26,14 @@ cp "$root/test/metac/Inputs/maml_fm64.meta" "$work/maml64.meta"
 for example in sinusoid maml protonet maml64; do
   "$metac" "$work/$example.meta" --device-kernels=on -o "$work/$example"
 done
+# Two ranks for the NCCL watchdog's check (gpu_fusion.sh, nccl_hang.sh).
+"$metac" "$root/test/metac/distributed/Inputs/sine8.meta" --mesh task=2 \
+  -o "$work/sine2"
 "$root/scripts/build.sh" metart-cuda-tests >/dev/null
 mkdir -p "$dir/fm"
 "$root/bench/gpu_bundle.sh" "$work/gb" "$build/bin/metart-cuda-tests" \
-  "$work/sinusoid" "$work/maml" "$work/protonet" "$work/maml64" >/dev/null
+  "$work/sinusoid" "$work/maml" "$work/protonet" "$work/maml64" \
+  "$work/sine2" >/dev/null
 mv "$work/gb.tar.xz" "$dir/gb.tar.xz"
 cp /usr/share/datasets/fashion-mnist/*.gz "$dir/fm/"
 du -sh "$dir"
