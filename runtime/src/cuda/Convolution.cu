@@ -253,8 +253,7 @@ KernelStatus CudaBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
     return cpu::withFloat(dtype, [&](auto t) {
       using T = decltype(t);
       return conv2dOf(blas, stream.get(), workspace, sizes,
-                      static_cast<const T *>(x),
-                      static_cast<const T *>(weight),
+                      static_cast<const T *>(x), static_cast<const T *>(weight),
                       static_cast<const T *>(bias), static_cast<T *>(y));
     });
   };
@@ -323,10 +322,9 @@ KernelStatus CudaBackend::conv2dBackwardInput(metart_dtype dtype,
   auto im2col = [&] {
     return cpu::withFloat(dtype, [&](auto t) {
       using T = decltype(t);
-      return backwardInputOf(blas, stream.get(), workspace, sizes,
-                             static_cast<const T *>(grad),
-                             static_cast<const T *>(weight),
-                             static_cast<T *>(y));
+      return backwardInputOf(
+          blas, stream.get(), workspace, sizes, static_cast<const T *>(grad),
+          static_cast<const T *>(weight), static_cast<T *>(y));
     });
   };
   auto library = [&] {
@@ -422,10 +420,9 @@ KernelStatus CudaBackend::conv2dBackwardWeight(metart_dtype dtype,
   auto im2col = [&] {
     return cpu::withFloat(dtype, [&](auto t) {
       using T = decltype(t);
-      return backwardWeightOf(blas, stream.get(), workspace, sizes,
-                              static_cast<const T *>(x),
-                              static_cast<const T *>(grad),
-                              static_cast<T *>(y));
+      return backwardWeightOf(
+          blas, stream.get(), workspace, sizes, static_cast<const T *>(x),
+          static_cast<const T *>(grad), static_cast<T *>(y));
     });
   };
   auto library = [&] {

@@ -6,10 +6,10 @@
 // kernels of the CUDA backend per weight slice, in NCHW, with its
 // heuristics' first deterministic algorithm that computes in full
 // precision (FMA math, no TF32; direct sums, no FFT or Winograd), as the
-// im2col kernels and the peers benchmarked against compute. Which of cuDNN and im2col + cuBLAS runs a
-// shape is measured on its first call (Convolution.cu); METART_CONVOLUTION
-// = cudnn or im2col overrides the measurement. Built without cuDNN's
-// headers, or where the library does not load, `handles` is false and
+// im2col kernels and the peers benchmarked against compute. Which of cuDNN and
+// im2col + cuBLAS runs a shape is measured on its first call (Convolution.cu);
+// METART_CONVOLUTION = cudnn or im2col overrides the measurement. Built without
+// cuDNN's headers, or where the library does not load, `handles` is false and
 // im2col computes every convolution.
 //
 //===----------------------------------------------------------------------===//
