@@ -54,9 +54,13 @@ std::string lastError(const char *what) {
   return std::string(what) + ": " + std::strerror(errno);
 }
 
-bool writeAll(int fd, const char *data, size_t bytes) {
+/// Moves all `bytes` through `transfer` (a send or a recv that may move
+/// fewer), retrying when a signal interrupts it; false on an error or the
+/// end of the stream.
+template <typename Pointer, typename Transfer>
+bool transferAll(Pointer data, size_t bytes, Transfer transfer) {
   while (bytes > 0) {
-    ssize_t n = ::send(fd, data, bytes, MSG_NOSIGNAL);
+    ssize_t n = transfer(data, bytes);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -67,18 +71,16 @@ bool writeAll(int fd, const char *data, size_t bytes) {
   return true;
 }
 
-/// Reads exactly `bytes`; false on an error or the end of the stream.
+bool writeAll(int fd, const char *data, size_t bytes) {
+  return transferAll(data, bytes, [fd](const char *at, size_t left) {
+    return ::send(fd, at, left, MSG_NOSIGNAL);
+  });
+}
+
 bool readAll(int fd, char *data, size_t bytes) {
-  while (bytes > 0) {
-    ssize_t n = ::recv(fd, data, bytes, 0);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
+  return transferAll(data, bytes, [fd](char *at, size_t left) {
+    return ::recv(fd, at, left, 0);
+  });
 }
 
 void writerLoop(Link *link, int peer) {

@@ -352,6 +352,35 @@ struct CudnnConvolutions::State {
   }
 };
 
+namespace {
+
+/// What each call of the three kernels needs besides its plan: the host
+/// scalars cuDNN scales by (of the compute type: double for f64, float
+/// for f32) and the elements of one image, one output and one weight
+/// slice.
+struct Operands {
+  Operands(metart_dtype dtype, const ConvSizes &s)
+      : wide(dtype == METART_F64), element(wide ? 8 : 4),
+        imageSize(s.channels * s.height * s.width),
+        outputSize(s.outChannels * s.outHeight * s.outWidth),
+        sliceSize(s.outChannels * s.channels * s.kernelH * s.kernelW) {}
+  const void *one() const {
+    return wide ? static_cast<const void *>(&oneD)
+                : static_cast<const void *>(&oneF);
+  }
+  const void *zero() const {
+    return wide ? static_cast<const void *>(&zeroD)
+                : static_cast<const void *>(&zeroF);
+  }
+  bool wide;
+  size_t element;
+  int64_t imageSize, outputSize, sliceSize;
+  double oneD = 1, zeroD = 0;
+  float oneF = 1, zeroF = 0;
+};
+
+} // namespace
+
 CudnnConvolutions::CudnnConvolutions() : state(std::make_unique<State>()) {}
 CudnnConvolutions::~CudnnConvolutions() = default;
 
@@ -388,25 +417,16 @@ KernelStatus CudnnConvolutions::forward(cudaStream_t stream,
                                         metart_dtype dtype, const ConvSizes &s,
                                         const void *x, const void *weight,
                                         void *y, bool accumulate) {
-  // cuDNN scales f32 and f64 results by host values of the compute type.
-  double one = 1, beta = accumulate ? 1 : 0;
-  float oneF = 1, betaF = static_cast<float>(beta);
-  const void *alpha = dtype == METART_F64 ? static_cast<const void *>(&one)
-                                          : static_cast<const void *>(&oneF);
-  const void *scale = dtype == METART_F64 ? static_cast<const void *>(&beta)
-                                          : static_cast<const void *>(&betaF);
-  size_t element = dtype == METART_F64 ? 8 : 4;
-  int64_t imageSize = s.channels * s.height * s.width;
-  int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
-  int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  Operands o(dtype, s);
+  const void *alpha = o.one(), *scale = accumulate ? o.one() : o.zero();
+  size_t element = o.element;
+  int64_t imageSize = o.imageSize, outputSize = o.outputSize,
+          sliceSize = o.sliceSize;
   if (state->groupedFor(s)) {
     // [tasks, images, ...] to [images, tasks x channels, ...], one call,
     // and back (added to the bias when accumulating).
     int64_t tasks = s.slices, images = s.imagesPerSlice;
-    double zero = 0;
-    float zeroF = 0;
-    const void *none = dtype == METART_F64 ? static_cast<const void *>(&zero)
-                                           : static_cast<const void *>(&zeroF);
+    const void *none = o.zero();
     Plan *plan = nullptr;
     char *xt = nullptr, *yt = nullptr;
     void *space = nullptr;
@@ -446,17 +466,11 @@ KernelStatus CudnnConvolutions::forward(cudaStream_t stream,
 KernelStatus CudnnConvolutions::backwardInput(
     cudaStream_t stream, DeviceWorkspace &workspace, metart_dtype dtype,
     const ConvSizes &s, const void *grad, const void *weight, void *y) {
-  double one = 1, zero = 0;
-  float oneF = 1, zeroF = 0;
-  bool wide = dtype == METART_F64;
-  const void *alpha =
-      wide ? static_cast<const void *>(&one) : static_cast<const void *>(&oneF);
-  const void *beta = wide ? static_cast<const void *>(&zero)
-                          : static_cast<const void *>(&zeroF);
-  size_t element = wide ? 8 : 4;
-  int64_t imageSize = s.channels * s.height * s.width;
-  int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
-  int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  Operands o(dtype, s);
+  const void *alpha = o.one(), *beta = o.zero();
+  size_t element = o.element;
+  int64_t imageSize = o.imageSize, outputSize = o.outputSize,
+          sliceSize = o.sliceSize;
   if (state->groupedFor(s)) {
     int64_t tasks = s.slices, images = s.imagesPerSlice;
     Plan *plan = nullptr;
@@ -499,17 +513,11 @@ KernelStatus CudnnConvolutions::backwardInput(
 KernelStatus CudnnConvolutions::backwardWeight(
     cudaStream_t stream, DeviceWorkspace &workspace, metart_dtype dtype,
     const ConvSizes &s, const void *x, const void *grad, void *y) {
-  double one = 1, zero = 0;
-  float oneF = 1, zeroF = 0;
-  bool wide = dtype == METART_F64;
-  const void *alpha =
-      wide ? static_cast<const void *>(&one) : static_cast<const void *>(&oneF);
-  const void *beta = wide ? static_cast<const void *>(&zero)
-                          : static_cast<const void *>(&zeroF);
-  size_t element = wide ? 8 : 4;
-  int64_t imageSize = s.channels * s.height * s.width;
-  int64_t outputSize = s.outChannels * s.outHeight * s.outWidth;
-  int64_t sliceSize = s.outChannels * s.channels * s.kernelH * s.kernelW;
+  Operands o(dtype, s);
+  const void *alpha = o.one(), *beta = o.zero();
+  size_t element = o.element;
+  int64_t imageSize = o.imageSize, outputSize = o.outputSize,
+          sliceSize = o.sliceSize;
   if (state->groupedFor(s)) {
     // The tasks' filters are the groups' filters, in place.
     int64_t tasks = s.slices, images = s.imagesPerSlice;

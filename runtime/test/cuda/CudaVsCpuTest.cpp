@@ -218,23 +218,6 @@ TEST_F(CudaVsCpu, ReducedPrecisionProductsOnTensorCores) {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-struct ConvCase {
-  std::vector<int64_t> x, weight;
-  int64_t stride[2], padding[2];
-};
-
-/// The output shape of a convolution case.
-std::vector<int64_t> convOutput(const ConvCase &c) {
-  size_t r = c.x.size(), w = c.weight.size();
-  std::vector<int64_t> y(c.x.begin(), c.x.end() - 3);
-  y.push_back(c.weight[w - 4]);
-  y.push_back((c.x[r - 2] + 2 * c.padding[0] - c.weight[w - 2]) / c.stride[0] +
-              1);
-  y.push_back((c.x[r - 1] + 2 * c.padding[1] - c.weight[w - 1]) / c.stride[1] +
-              1);
-  return y;
-}
-
 const ConvCase kConvCases[] = {
     // Padding and overlapping windows.
     {{2, 3, 9, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1}},

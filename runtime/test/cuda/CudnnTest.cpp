@@ -20,23 +20,7 @@
 namespace metart::test {
 namespace {
 
-struct Case {
-  std::vector<int64_t> x, weight;
-  int64_t stride[2], padding[2];
-};
-
-std::vector<int64_t> outputOf(const Case &c) {
-  size_t r = c.x.size(), w = c.weight.size();
-  std::vector<int64_t> y(c.x.begin(), c.x.end() - 3);
-  y.push_back(c.weight[w - 4]);
-  y.push_back((c.x[r - 2] + 2 * c.padding[0] - c.weight[w - 2]) / c.stride[0] +
-              1);
-  y.push_back((c.x[r - 1] + 2 * c.padding[1] - c.weight[w - 1]) / c.stride[1] +
-              1);
-  return y;
-}
-
-const Case kCases[] = {
+const ConvCase kCases[] = {
     // The ConvNet MAML example: per-task weights, support and query sets.
     {{4, 5, 1, 28, 28}, {4, 32, 1, 3, 3}, {1, 1}, {1, 1}},
     {{4, 15, 32, 14, 14}, {4, 32, 32, 3, 3}, {1, 1}, {1, 1}},
@@ -67,11 +51,11 @@ protected:
     if (IsSkipped() || HasFatalFailure())
       return;
     // Forced, cuDNN that does not load is an error that says why.
-    Case probe = kCases[4];
+    ConvCase probe = kCases[4];
     Outcome outcome = runOn(
         cuda,
         {random(METART_F32, probe.x), random(METART_F32, probe.weight),
-         HostTensor(METART_F32, outputOf(probe))},
+         HostTensor(METART_F32, convOutput(probe))},
         {2}, 0, [&](metart_context *c, const std::vector<metart_tensor> &t) {
           return metart_nn_conv2d(c, &t[0], &t[1], nullptr, probe.stride,
                                   probe.padding, &t[2]);
@@ -84,19 +68,19 @@ protected:
 
 void CudnnVsCpu::checkAll() {
   for (metart_dtype dtype : {METART_F32, METART_F64})
-    for (const Case &cc : kCases) {
+    for (const ConvCase &cc : kCases) {
       std::vector<int64_t> biasShape(cc.weight.begin(), cc.weight.end() - 3);
       for (bool bias : {true, false})
         expectSame(
             {random(dtype, cc.x), random(dtype, cc.weight),
-             HostTensor(dtype, outputOf(cc)), random(dtype, biasShape)},
+             HostTensor(dtype, convOutput(cc)), random(dtype, biasShape)},
             {2},
             [cc, bias](metart_context *c, const std::vector<metart_tensor> &t) {
               return metart_nn_conv2d(c, &t[0], &t[1], bias ? &t[3] : nullptr,
                                       cc.stride, cc.padding, &t[2]);
             },
             kGemmTolerance);
-      HostTensor grad = random(dtype, outputOf(cc));
+      HostTensor grad = random(dtype, convOutput(cc));
       expectSame(
           {grad, random(dtype, cc.weight), HostTensor(dtype, cc.x)}, {2},
           [cc](metart_context *c, const std::vector<metart_tensor> &t) {

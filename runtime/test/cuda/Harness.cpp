@@ -203,3 +203,14 @@ void CudaVsCpu::expectSame(const std::vector<HostTensor> &tensors,
 }
 
 } // namespace metart::test
+
+std::vector<int64_t> metart::test::convOutput(const ConvCase &c) {
+  size_t r = c.x.size(), w = c.weight.size();
+  std::vector<int64_t> y(c.x.begin(), c.x.end() - 3);
+  y.push_back(c.weight[w - 4]);
+  y.push_back((c.x[r - 2] + 2 * c.padding[0] - c.weight[w - 2]) / c.stride[0] +
+              1);
+  y.push_back((c.x[r - 1] + 2 * c.padding[1] - c.weight[w - 1]) / c.stride[1] +
+              1);
+  return y;
+}

@@ -61,6 +61,16 @@ struct Outcome {
   std::vector<HostTensor> tensors;
 };
 
+/// A convolution case: input and weight shapes (tasks' weights when the
+/// weight has 5 dimensions), strides and paddings.
+struct ConvCase {
+  std::vector<int64_t> x, weight;
+  int64_t stride[2], padding[2];
+};
+
+/// The output shape of a convolution case.
+std::vector<int64_t> convOutput(const ConvCase &c);
+
 /// The fixture: a CPU and a CUDA context and random inputs.
 class CudaVsCpu : public ::testing::Test {
 protected:
