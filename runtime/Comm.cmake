@@ -13,6 +13,7 @@ target_sources(metart PRIVATE
   src/comm/Compression.cpp
   src/comm/Mpi.cpp
   src/comm/Placement.cpp
+  src/comm/ServerEntry.cpp
   src/comm/Stats.cpp
   src/comm/CommStats.cpp
   src/comm/Tcp.cpp
@@ -31,7 +32,8 @@ if(MPI_C_FOUND)
   set(METART_HAVE_MPI ON)
   message(STATUS "metart: collectives through MPI ${MPI_C_VERSION}")
   target_sources(metart PRIVATE src/comm/AllReduceAlgorithms.cpp
-    src/comm/MpiTransport.cpp)
+    src/comm/MpiTransport.cpp src/comm/ParameterServer.cpp
+    src/comm/ServerClient.cpp)
   # The C API only: the C++ bindings are deprecated and warn.
   target_compile_definitions(metart PRIVATE METART_HAVE_MPI OMPI_SKIP_MPICXX
     MPICH_SKIP_MPICXX)

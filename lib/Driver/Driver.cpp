@@ -154,12 +154,21 @@ struct Options {
       cl::ValueOptional,
       cl::init(""),
       cl::cat(category)};
-  cl::opt<int64_t> staleness{
+  cl::opt<std::string> staleness{
       "staleness",
       cl::desc("Let ranks run up to this many meta-iterations ahead of the "
                "slowest on the task axis: each applies the outer gradients "
-               "summed that many iterations earlier (0: synchronous; "
-               "default: the spec's parallel { staleness = ... }, else 0)"),
+               "summed that many iterations earlier (0: synchronous; inf: "
+               "asynchronous, with parameter servers; default: the spec's "
+               "parallel { staleness = ... }, else 0)"),
+      cl::value_desc("S|inf"), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> parameterServers{
+      "parameter-servers",
+      cl::desc("Ranks beyond the mesh that hold the meta-parameters and the "
+               "outer optimizer's state: the mesh's ranks push their "
+               "meta-gradients to them and pull the parameters (0: "
+               "all-reduce; default: the spec's parallel { "
+               "parameter_servers = ... }, else 0)"),
       cl::init(-1), cl::cat(category)};
   cl::opt<int64_t> accumulate{
       "accumulate",
@@ -755,13 +764,27 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.overlap = overlap;
-  if (options.staleness.getNumOccurrences() &&
-      (options.staleness < 0 || options.staleness > 1024)) {
-    llvm::errs() << "metac: error: --staleness must be in [0, 1024], got "
-                 << options.staleness << "\n";
+  if (!options.staleness.empty()) {
+    int64_t lag = -1;
+    if (options.staleness == "inf")
+      pipeline.asynchronous = true;
+    else if (StringRef(options.staleness).getAsInteger(10, lag) || lag < 0 ||
+             lag > 1024) {
+      llvm::errs() << "metac: error: --staleness must be inf or in [0, "
+                      "1024], got "
+                   << options.staleness << "\n";
+      return 1;
+    } else
+      pipeline.staleness = lag;
+  }
+  if (options.parameterServers.getNumOccurrences() &&
+      (options.parameterServers < 0 || options.parameterServers > 4096)) {
+    llvm::errs() << "metac: error: --parameter-servers must be in [0, "
+                    "4096], got "
+                 << options.parameterServers << "\n";
     return 1;
   }
-  pipeline.staleness = options.staleness;
+  pipeline.parameterServers = options.parameterServers;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;

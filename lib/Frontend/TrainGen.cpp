@@ -231,6 +231,9 @@ struct CommunicationChoice {
   std::string compress = "none";
   bool overlap = false;
   int64_t staleness = 0;
+  /// `staleness = inf`: asynchronous updates (parameter servers only).
+  bool asynchronous = false;
+  int64_t parameterServers = 0;
 };
 
 /// Reads `compress`: a name (none, bf16, fp16) or a record (`topk { ratio
@@ -296,9 +299,30 @@ bool readCommunication(SourceDiagnostics &diags, FieldReader &r,
                        CommunicationChoice &choice) {
   auto allReduce = r.name("allreduce", std::string("library"));
   auto overlap = r.name("overlap", std::string("false"));
-  auto staleness = r.integer("staleness", int64_t(0), 0);
-  if (!allReduce || !overlap || !staleness)
+  // `staleness = inf` is asynchronous; otherwise a bound.
+  const Field *stalenessField = r.find("staleness");
+  choice.asynchronous =
+      stalenessField && stalenessField->value &&
+      stalenessField->value->kind == ConfigValue::Kind::Name &&
+      stalenessField->value->text == "inf";
+  if (stalenessField && stalenessField->value && !choice.asynchronous &&
+      stalenessField->value->kind == ConfigValue::Kind::Name) {
+    r.error(*stalenessField)
+        << "staleness must be an integer >= 0 or inf, got '"
+        << stalenessField->value->text << "'";
     return false;
+  }
+  auto staleness = choice.asynchronous ? std::optional<int64_t>(0)
+                                       : r.integer("staleness", int64_t(0), 0);
+  auto servers = r.integer("parameter_servers", int64_t(0), 0);
+  if (!allReduce || !overlap || !staleness || !servers)
+    return false;
+  if (*servers > 4096) {
+    r.error(*r.find("parameter_servers"))
+        << "parameter_servers must be at most 4096, got " << *servers;
+    return false;
+  }
+  choice.parameterServers = *servers;
   if (*staleness > 1024) {
     r.error(*r.find("staleness"))
         << "staleness must be at most 1024, got " << *staleness;
@@ -334,7 +358,8 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   failed = true;
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster",
-                 "allreduce", "compress", "overlap", "staleness"});
+                 "allreduce", "compress", "overlap", "staleness",
+                 "parameter_servers"});
   if (r.hadError() || !readCommunication(diags, r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
@@ -551,6 +576,11 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   if (communication.staleness > 0)
     train->setAttr("meta.staleness",
                    builder.getI64IntegerAttr(communication.staleness));
+  if (communication.asynchronous)
+    train->setAttr("meta.asynchronous", builder.getUnitAttr());
+  if (communication.parameterServers > 0)
+    train->setAttr("meta.parameter_servers",
+                   builder.getI64IntegerAttr(communication.parameterServers));
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

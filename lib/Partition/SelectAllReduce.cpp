@@ -145,6 +145,8 @@ struct SelectAllReduce
           spec && lag < 0)
         lag = spec.getInt();
     });
+    // Parameter servers pace the ranks themselves (meta.server_step).
+    getOperation().walk([&](meta::ServerStepOp) { lag = 0; });
     if (lag > 0 && failed(markStale(lag, chosen, wire)))
       return signalPassFailure();
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);

@@ -121,6 +121,15 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     zero.stage = options.zero;
     pm.addPass(partition::createMetaShardOptimizerState(zero));
   }
+  // After ZeRO (which it refuses), before the all-reduces are chosen and
+  // bucketed: the outer update's sums leave the step.
+  if (after(Phase::Optimized)) {
+    partition::MetaParameterServersOptions servers;
+    servers.servers = options.parameterServers;
+    servers.staleness = options.staleness;
+    servers.asynchronous = options.asynchronous;
+    pm.addPass(partition::createMetaParameterServers(servers));
+  }
   // Before bucketing, so that buckets follow the order in which gradients
   // become ready and carry the choices of their members.
   if (after(Phase::Optimized)) {

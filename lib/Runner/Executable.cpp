@@ -133,7 +133,14 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ", .loss_scaling = " << p.lossScaling
      << ",\n  .zero_parts = " << p.zeroParts << ", .zero_mask = " << p.zeroMask
      << ", .zero_sharded = " << (p.zeroSharded.empty() ? "0" : "zero_sharded")
-     << "};\n\nint main(int argc, char **argv) {\n"
+     << ",\n  .servers = {" << p.servers.count << ", " << p.servers.staleness
+     << ", " << p.servers.asynchronous << ", " << p.servers.optimizer << ", "
+     << llvm::format("%.17g, %.17g, %.17g, %.17g, %.17g, %.17g", p.servers.lr,
+                     p.servers.momentum, p.servers.beta1, p.servers.beta2,
+                     p.servers.eps, p.servers.weight_decay)
+     << ", " << p.servers.guarded << ", "
+     << llvm::format("%.17g", p.servers.clip_norm)
+     << "}};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }
 

@@ -96,6 +96,41 @@ std::string metac::stageFunction(const std::string &function, int64_t stages,
   return stages > 1 ? function + ".stage" + std::to_string(stage) : function;
 }
 
+/// What the servers of `server` apply; the step keeps no optimizer state.
+static void describeServers(meta::ServerStepOp server, ProgramDescription &d) {
+  metart_servers_desc &s = d.servers;
+  s.count = static_cast<int64_t>(server.getServers());
+  s.staleness = static_cast<int64_t>(server.getStaleness());
+  s.asynchronous = server.getAsynchronous();
+  s.guarded = server.getGuarded();
+  s.clip_norm =
+      server.getClipNorm() ? server.getClipNorm()->convertToDouble() : 0.0;
+  Attribute optimizer = server.getOptimizer();
+  if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
+    s.optimizer = METART_OPTIMIZER_SGD;
+    s.lr = sgd.getLr().convertToDouble();
+    s.momentum = sgd.getMomentum().convertToDouble();
+    s.weight_decay = sgd.getWeightDecay().convertToDouble();
+  } else {
+    auto adam = [&](auto a, int32_t kind) {
+      s.optimizer = kind;
+      s.lr = a.getLr().convertToDouble();
+      s.beta1 = a.getBeta1().convertToDouble();
+      s.beta2 = a.getBeta2().convertToDouble();
+      s.eps = a.getEps().convertToDouble();
+      s.weight_decay = a.getWeightDecay().convertToDouble();
+    };
+    if (auto w = dyn_cast<meta::AdamWAttr>(optimizer))
+      adam(w, METART_OPTIMIZER_ADAMW);
+    else
+      adam(cast<meta::AdamAttr>(optimizer), METART_OPTIMIZER_ADAM);
+  }
+  d.statePerParam = 0;
+  d.stepCounter = 0;
+  // The step returns the servers' norms where it had a guard.
+  d.guarded = d.guarded || s.guarded;
+}
+
 FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   auto trains = llvm::to_vector(module.getOps<meta::TrainOp>());
   if (trains.size() != 1)
@@ -209,6 +244,8 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
       return stepFunction.emitError(
           "scales its loss but has no update guard to adjust the scale by");
     d.flopsPerIteration = planner::estimateFunctionCost(stepFunction).flops;
+    stepFunction.walk(
+        [&](meta::ServerStepOp server) { describeServers(server, d); });
   }
 
   FailureOr<TasksDescription> tasks =

@@ -71,6 +71,8 @@ struct ProgramDescription {
   /// The cost model's FLOPs of one meta-iteration of this rank's step (of
   /// pipeline stage 0's, with stages).
   double flopsPerIteration = 0;
+  /// Parameter servers (a meta.server_step in the step; count 0: none).
+  metart_servers_desc servers{};
 };
 
 /// The symbol of `function`'s code for pipeline stage `stage`.

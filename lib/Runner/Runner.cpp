@@ -276,6 +276,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.loss_scaling = program->lossScaling;
   desc.zero_parts = program->zeroParts;
   desc.zero_mask = program->zeroMask;
+  desc.servers = program->servers;
   desc.zero_sharded =
       program->zeroSharded.empty() ? nullptr : program->zeroSharded.data();
   desc.checkpoint_dir =

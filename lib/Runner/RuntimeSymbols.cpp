@@ -25,6 +25,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_all_reduce_compressed_start)},
       {"metart_all_reduce_stale",
        reinterpret_cast<void *>(&metart_all_reduce_stale)},
+      {"metart_server_step", reinterpret_cast<void *>(&metart_server_step)},
       {"metart_collective_wait",
        reinterpret_cast<void *>(&metart_collective_wait)},
       {"metart_reduce_scatter_algorithm",

@@ -168,6 +168,35 @@ def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> 
                            "::metac::nn::NNDialect"];
 }
 
+def MetaParameterServers : Pass<"meta-parameter-servers", "::mlir::ModuleOp"> {
+  let summary = "Move the outer update to parameter servers";
+  let description = [{
+    With `servers` = N > 0 (`--parameter-servers`, or the program's
+    `parallel { parameter_servers = N }`), N ranks beyond the mesh hold the
+    meta-parameters and the outer optimizer's state, each a contiguous
+    slice of their flattened concatenation. In each training step, the sums
+    of the outer gradients and of the meta-loss over the mesh, the update
+    guard and `meta.outer_step` become one `meta.server_step`, which pushes
+    this rank's partial gradients and loss and pulls the parameters; the
+    step no longer takes or returns optimizer state (the servers keep it).
+    `staleness` (0: synchronous) and `asynchronous` (staleness = inf) say
+    how far a rank may run ahead. Serves meshes of the task and data axes;
+    refuses tensor and pipeline axes, ZeRO and loss scaling.
+    `asynchronous` without servers is an error: an all-reduce meets every
+    rank.
+  }];
+  let options = [
+    Option<"servers", "servers", "int64_t", /*default=*/"-1",
+           "Parameter servers (0: none, all-reduce; -1: the program's "
+           "`parameter_servers`, else 0)">,
+    Option<"staleness", "staleness", "int64_t", /*default=*/"-1",
+           "Updates by which a rank's parameters may lag (-1: the "
+           "program's `staleness`, else 0)">,
+    Option<"asynchronous", "asynchronous", "bool", /*default=*/"false",
+           "Servers apply every push on arrival (staleness = inf)">,
+  ];
+}
+
 def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
   let summary = "Choose how every all-reduce moves its data";
   let description = [{

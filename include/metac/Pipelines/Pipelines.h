@@ -70,6 +70,11 @@ struct PipelineOptions {
   /// Iterations by which the task axis's sums may lag (bounded staleness);
   /// -1: the program's `parallel { staleness = ... }`, else 0.
   int64_t staleness = -1;
+  /// Updates by servers with no bound on staleness (`--staleness=inf`).
+  bool asynchronous = false;
+  /// Parameter servers beyond the mesh that hold the meta-parameters and
+  /// the optimizer state (0: none; -1: the program's `parameter_servers`).
+  int64_t parameterServers = -1;
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

@@ -90,6 +90,7 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerConstant(arith::ConstantOp op);
   LogicalResult lowerOuterStep(meta::OuterStepOp op);
+  LogicalResult lowerServerStep(meta::ServerStepOp op);
   void lowerUpdateGuard(meta::UpdateGuardOp op);
   LogicalResult lowerConcat(tensor::ConcatOp op);
   LogicalResult lowerSlice(tensor::ExtractSliceOp op);
@@ -132,6 +133,10 @@ LogicalResult StepLowering::lower() {
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
           isa<meta::OuterStepOp>(op))
+        continue;
+      // Parameters pulled from servers land in the step's own buffers.
+      if (auto server = dyn_cast<meta::ServerStepOp>(op);
+          server && llvm::is_contained(server.getNewParams(), result))
         continue;
       Value base = view ? buffer.lookup(op.getOperand(0)) : result;
       if (!base)
@@ -254,6 +259,34 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   for (auto [r, v] : llvm::zip(
            op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
     descriptors[r] = operand(v);
+  return success();
+}
+
+LogicalResult StepLowering::lowerServerStep(meta::ServerStepOp op) {
+  // The pulled parameters overwrite the pushed ones' buffers.
+  for (Value v : op.getParams())
+    for (Operation *user : v.getUsers())
+      if (user != op && op->isBeforeInBlock(user))
+        return op.emitOpError("pulls parameters in place, but they are used "
+                              "after it");
+  SmallVector<Value> params, grads;
+  for (auto [p, g] : llvm::zip(op.getParams(), op.getGrads())) {
+    params.push_back(operand(p));
+    grads.push_back(operand(g));
+  }
+  Value loss =
+      emit.descriptor(cast<RankedTensorType>(op.getTotalLoss().getType()));
+  Value norms =
+      emit.descriptor(cast<RankedTensorType>(op.getNorms().getType()));
+  descriptors[op.getTotalLoss()] = loss;
+  descriptors[op.getNorms()] = norms;
+  emit.checkedCall("metart_server_step",
+                   {emit.context(), emit.pointerArray(params),
+                    emit.pointerArray(grads),
+                    emit.i64(static_cast<int64_t>(params.size())),
+                    operand(op.getLoss()), loss, norms});
+  for (auto [r, p] : llvm::zip(op.getNewParams(), op.getParams()))
+    descriptors[r] = operand(p);
   return success();
 }
 
@@ -523,6 +556,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return lowerConstant(c);
   if (auto outer = dyn_cast<meta::OuterStepOp>(op))
     return lowerOuterStep(outer);
+  if (auto server = dyn_cast<meta::ServerStepOp>(op))
+    return lowerServerStep(server);
   if (auto guard = dyn_cast<meta::UpdateGuardOp>(op)) {
     lowerUpdateGuard(guard);
     return success();

@@ -186,6 +186,18 @@ metart_status metart_all_reduce_compressed_start(
 metart_status metart_all_reduce_stale(metart_context *c, const metart_tensor *x,
                                       const metart_tensor *y, int32_t axes_mask,
                                       int64_t staleness, int64_t site);
+/* meta.server_step: pushes this rank's partial outer gradients `grads`
+   and meta-loss `loss` (its shares of the sums over the mesh) to the
+   parameter servers and pulls the parameters into `params` (in place, the
+   `count` tensors of one float type); `loss_out` receives the meta-loss
+   the servers summed and `norms` (f64 [count]) the squared norm of each
+   summed gradient. Needs metart_servers_join. Either memory. */
+metart_status metart_server_step(metart_context *c,
+                                 const metart_tensor *const *params,
+                                 const metart_tensor *const *grads,
+                                 int64_t count, const metart_tensor *loss,
+                                 const metart_tensor *loss_out,
+                                 const metart_tensor *norms);
 /* Whether the context has made a stale-synchronous all-reduce with a
    staleness above 0 (its ranks then need not agree every iteration). */
 int metart_has_stale_collectives(metart_context *c);

@@ -72,6 +72,36 @@ typedef enum metart_nonfinite {
   METART_NONFINITE_SKIP = 2,
 } metart_nonfinite;
 
+/** The outer optimizer that parameter servers apply (meta.outer_step's). */
+typedef enum metart_optimizer_kind {
+  METART_OPTIMIZER_SGD = 0,
+  METART_OPTIMIZER_ADAM = 1,
+  METART_OPTIMIZER_ADAMW = 2,
+} metart_optimizer_kind;
+/** Parameter servers (meta.server_step): with `count` > 0, the job has
+ *  `count` ranks after the mesh's that hold the meta-parameters and the
+ *  outer optimizer's state, server s the elements [s * E / count, (s + 1)
+ *  * E / count) of the parameters' flattened concatenation (E elements in
+ *  all, one float type). The mesh's ranks push their partial outer
+ *  gradients and meta-loss each meta-iteration and pull the parameters.
+ *  Synchronous (`staleness` 0): the servers sum the pushes of an iteration
+ *  in rank order, guard and apply one update, and every rank waits for it;
+ *  `staleness` S: a rank computes on parameters at most S updates old;
+ *  `asynchronous`: every push is an update of its own, by the pusher's
+ *  mean gradient (its partial sum times the number of ranks), applied on
+ *  arrival and answered at once. */
+typedef struct metart_servers_desc {
+  int64_t count;
+  int64_t staleness;
+  int32_t asynchronous;
+  int32_t optimizer; /* metart_optimizer_kind */
+  double lr, momentum, beta1, beta2, eps, weight_decay;
+  /** The update guard: skip non-finite updates, and clip the summed
+   *  gradient's norm to `clip_norm` when above 0. */
+  int32_t guarded;
+  double clip_norm;
+} metart_servers_desc;
+
 typedef struct metart_program {
   const char *name;
   /** (params..., state..., 4 batch tensors) -> (params..., state..., loss) */
@@ -121,6 +151,10 @@ typedef struct metart_program {
   int64_t zero_parts;
   int32_t zero_mask;
   const int32_t *zero_sharded;
+  /** Parameter servers (count 0: none). The step then takes and returns
+   *  no optimizer state (`state_per_param` and `step_counter` are 0): the
+   *  servers keep it. */
+  metart_servers_desc servers;
 } metart_program;
 
 /** How checkpoints are written. GATHERED: one safetensors file of whole
@@ -326,6 +360,7 @@ typedef struct metart_program_desc {
   int64_t zero_parts;          /* as in metart_program */
   int32_t zero_mask;           /* as in metart_program */
   const int32_t *zero_sharded; /* as in metart_program */
+  metart_servers_desc servers; /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {

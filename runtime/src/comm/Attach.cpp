@@ -71,12 +71,14 @@ extern "C" metart_status metart_comm_attach(metart_context *c,
   if (metart_status s = initWorld(error))
     return check.fail(s, error);
   const World &w = world();
-  if (ranks != w.size)
+  int meshRanks = w.size - w.servers;
+  if (ranks != meshRanks)
     return check.invalid("mesh ", describeMesh(comm->mesh), " has ", ranks,
                          " rank", ranks == 1 ? "" : "s", " but the job has ",
-                         w.size, " process", w.size == 1 ? "" : "es");
+                         meshRanks, " process", meshRanks == 1 ? "" : "es",
+                         w.servers ? " besides its parameter servers" : "");
   comm->layOut(w.rank);
-  if (w.size > 1) {
+  if (meshRanks > 1) {
     Backend &backend = *c->backend;
     // CPU ranks sharing cores: one core each, pipeline stages spread.
     if (backend.hostMemory())

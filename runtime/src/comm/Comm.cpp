@@ -15,6 +15,7 @@
 #include "CommQueue.h"
 #include "Communicator.h"
 #include "Compression.h"
+#include "Servers.h"
 #include "Trace.h"
 #include "Watchdog.h"
 
@@ -516,7 +517,8 @@ metart_all_reduce_stale(metart_context *c, const metart_tensor *x,
 }
 
 extern "C" int metart_has_stale_collectives(metart_context *c) {
-  return c && c->compression && !c->compression->stale.empty();
+  return (c && c->compression && !c->compression->stale.empty()) ||
+         servers::stale();
 }
 
 extern "C" metart_status metart_all_gather(metart_context *c,

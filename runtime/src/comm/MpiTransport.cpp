@@ -99,9 +99,14 @@ MpiTransport::~MpiTransport() {
         MPI_Comm_free(&list[mask]);
 }
 
+MPI_Comm &metart::comm::meshWorld() {
+  static MPI_Comm base = MPI_COMM_WORLD;
+  return base;
+}
+
 KernelStatus MpiTransport::create(const Communicator &comm) {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_rank(meshWorld(), &rank);
   for (int mask = 1; mask < kNumMasks; ++mask) {
     // Every rank knows the mesh, so all skip the same groups of one.
     if (comm.groupSize[mask] == 1)
@@ -113,7 +118,7 @@ KernelStatus MpiTransport::create(const Communicator &comm) {
       if (!(mask & (1 << axis)))
         color = color * comm.mesh[axis] + comm.coords[axis];
     if (KernelStatus s =
-            check(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &groups[mask]),
+            check(MPI_Comm_split(meshWorld(), color, rank, &groups[mask]),
                   "MPI_Comm_split");
         s.failed())
       return s;

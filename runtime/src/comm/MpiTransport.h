@@ -87,6 +87,10 @@ private:
   std::vector<char> stagedIn, stagedOut, scratch, whole;
 };
 
+/// What the mesh's groups split from: the world, or the ranks of the mesh
+/// alone when the job also has parameter servers (Servers.h).
+MPI_Comm &meshWorld();
+
 } // namespace metart::comm
 
 #endif // METART_SRC_COMM_MPITRANSPORT_H

@@ -32,6 +32,9 @@ struct World {
   bool mpi = false;
   bool tcp = false;
   int rank = 0, size = 1, localRank = 0;
+  /// Parameter servers after the mesh's ranks (Servers.h): the mesh has
+  /// `size - servers` ranks.
+  int servers = 0;
   /// Every rank's process, indexed by rank.
   std::vector<Peer> peers;
 };

@@ -10,6 +10,7 @@
 
 #include "../Backend.h"
 #include "../Context.h"
+#include "../comm/Servers.h"
 #include "metart/comm.h"
 #include "metart/train.h"
 
@@ -193,6 +194,38 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                   metart_context_last_error(nullptr));
     return s;
   }
+  distributed = metart_world_size() > 1;
+  // Parameter servers: ranks beyond the mesh's, which serve and return.
+  if (desc->servers.count > 0) {
+    if (options->train.checkpoint_dir || options->train.resume_dir ||
+        desc->checkpoint_dir) {
+      std::snprintf(error, errorSize,
+                    "checkpoints with parameter servers are not supported "
+                    "yet: the optimizer's state lives on the servers");
+      return METART_ERROR_UNSUPPORTED;
+    }
+    int64_t workers = 1;
+    for (int axis = 0; axis < 4; ++axis)
+      workers *= desc->mesh[axis] > 0 ? desc->mesh[axis] : 1;
+    int64_t iterations = options->train.iterations >= 0
+                             ? options->train.iterations
+                             : desc->iterations;
+    std::string why;
+    if (metart_status s =
+            metart::comm::servers::join(workers, desc->servers, desc->params,
+                                        desc->num_params, iterations, why)) {
+      std::snprintf(error, errorSize, "cannot lay out the job: %s",
+                    why.c_str());
+      return s;
+    }
+    if (metart::comm::servers::isServer()) {
+      if (metart_status s = metart::comm::servers::serve(why)) {
+        std::snprintf(error, errorSize, "%s", why.c_str());
+        return s;
+      }
+      return METART_OK;
+    }
+  }
   // Before anything runs: a mesh that does not match the job is an error.
   if (metart_status s = metart_comm_attach(handles.context, desc->mesh)) {
     std::snprintf(error, errorSize, "cannot lay out the job: %s",
@@ -226,6 +259,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.zero_parts = desc->zero_parts;
   program.zero_mask = desc->zero_mask;
   program.zero_sharded = desc->zero_sharded;
+  program.servers = desc->servers;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))
@@ -492,7 +526,8 @@ extern "C" int metart_main(int argc, char **argv,
       std::fprintf(stderr, "%s: error: %s\n", argv[0], error);
     // The others may wait for this rank in a collective: stop them all
     // (a non-finite stop is agreed: every rank ends here by itself).
-    if (distributed && status != METART_ERROR_NONFINITE)
+    if (distributed &&
+        (status != METART_ERROR_NONFINITE || metart::comm::servers::active()))
       metart_world_abort(1);
     metart_world_finalize();
     return 1;

@@ -13,6 +13,7 @@
 #include "../Context.h"
 #include "../Preemption.h"
 #include "../comm/Communicator.h"
+#include "../comm/Servers.h"
 #include "../comm/Trace.h"
 #include "../comm/Watchdog.h"
 #include "../io/AtomicFile.h"
@@ -447,6 +448,11 @@ metart_status Trainer::run(metart_train_result &result) {
     return s;
   }
 
+  if (program.servers.count > 0 &&
+      (options.checkpoint_dir || options.resume_dir))
+    return fail(METART_ERROR_UNSUPPORTED,
+                "checkpoints with parameter servers are not supported yet: "
+                "the optimizer's state lives on the servers");
   // The checkpoint directory is made up front, so a bad path fails before
   // any training time is spent; so does a format the mesh cannot write.
   if (options.checkpoint_dir && shardedCheckpoints() && program.mesh[3] > 1)
@@ -735,6 +741,31 @@ metart_status Trainer::run(metart_train_result &result) {
     if (metrics)
       std::fclose(metrics);
     return status;
+  }
+  // With parameter servers every rank ends on the servers' last
+  // parameters, the same everywhere, whatever each pulled last.
+  if (program.servers.count > 0) {
+    std::vector<const metart_tensor *> pointers;
+    for (const DeviceTensor &p : params)
+      pointers.push_back(&p.descriptor);
+    std::string why;
+    double last = 0;
+    if (metart_status s = comm::servers::finish(
+            context, pointers.data(), static_cast<int64_t>(pointers.size()),
+            &last, why)) {
+      if (metrics)
+        std::fclose(metrics);
+      return fail(s, "collecting the servers' parameters: %s", why.c_str());
+    }
+    if (metrics)
+      std::fprintf(metrics,
+                   "{\"parameter_servers\": {\"count\": %lld, "
+                   "\"staleness\": %s, \"largest_lag\": %lld}}\n",
+                   static_cast<long long>(program.servers.count),
+                   program.servers.asynchronous
+                       ? "\"inf\""
+                       : std::to_string(program.servers.staleness).c_str(),
+                   static_cast<long long>(comm::servers::largestLag()));
   }
   result.final_loss = program.guarded ? healthyLoss : lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;

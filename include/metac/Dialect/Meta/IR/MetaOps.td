@@ -367,4 +367,59 @@ def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
   }];
 }
 
+def Meta_ServerStepOp : Meta_Op<"server_step", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "an outer update applied by parameter servers";
+  let description = [{
+    Replaces the sums of the outer gradients and of the meta-loss over the
+    mesh, the update guard and `meta.outer_step` of a training step when
+    `servers` dedicated ranks (beyond the mesh) hold the meta-parameters and
+    the optimizer state (`--parameter-servers`): this rank pushes its
+    partial `grads` and `loss` (its share of the sums) to the servers and
+    pulls the parameters they hold, in place. Results: the new parameters,
+    the meta-loss the servers summed, and the squared norm of each summed
+    gradient (f64, as `meta.update_guard`'s). The servers apply `optimizer`
+    to the sum of all ranks' pushes of an iteration, with the guard when
+    `guarded` (skip non-finite updates, clip to `clip_norm`).
+
+    `staleness` = S lets a rank compute its next iteration on parameters up
+    to S updates old (stale-synchronous parallel; 0 is synchronous);
+    `asynchronous` has the servers apply every push on arrival as an update
+    of its own (the pushing rank's mean gradient) and answer the pusher at
+    once, so no rank ever waits for another.
+
+    ```mlir
+    %p:3 = meta.server_step #meta.sgd<lr = 0.1, momentum = 0.0,
+        weight_decay = 0.0> params(%w : tensor<4x3xf32>)
+        grads(%gw : tensor<4x3xf32>) loss(%l : tensor<f32>)
+        {servers = 1 : i64, staleness = 0 : i64}
+    ```
+  }];
+  let arguments = (ins Meta_OptimizerAttr:$optimizer,
+                       Variadic<Meta_StaticTensor>:$params,
+                       Variadic<Meta_StaticTensor>:$grads,
+                       Meta_ScalarLoss:$loss,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$servers,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$staleness,
+                       UnitAttr:$asynchronous,
+                       UnitAttr:$guarded,
+                       OptionalAttr<F64Attr>:$clip_norm);
+  let results = (outs Variadic<Meta_StaticTensor>:$results);
+  let assemblyFormat = [{
+    $optimizer `params` `(` $params `:` type($params) `)` `grads` `(`
+    $grads `:` type($grads) `)` `loss` `(` $loss `:` type($loss) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The parameters pulled from the servers (the leading results).
+    ::mlir::ResultRange getNewParams() {
+      return getResults().take_front(getParams().size());
+    }
+    /// The meta-loss summed by the servers.
+    ::mlir::Value getTotalLoss() { return getResults()[getParams().size()]; }
+    /// The squared norm of each summed gradient (tensor<Nxf64>).
+    ::mlir::Value getNorms() { return getResults().back(); }
+  }];
+}
+
 #endif // METAC_DIALECT_META_IR_METAOPS_TD

@@ -1,0 +1,301 @@
+//===- ServerClient.cpp - a worker's pushes and pulls ---------------------===//
+//
+// metart_server_step on a mesh rank: copies its partial gradient to host
+// memory, sends each server its slice (without waiting: a push completes
+// when the server takes it), then takes the servers' replies until its
+// parameters are recent enough (the iteration it pushed, less the
+// staleness bound; asynchronous: the reply to this push), keeping the
+// newest of those already there, and copies them into the parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Context.h"
+#include "Communicator.h"
+#include "ServerState.h"
+#include "Servers.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <vector>
+
+using namespace metart;
+using namespace metart::comm;
+using namespace metart::comm::servers;
+
+namespace {
+
+struct Client {
+  int64_t calls = 0;
+  int64_t largestLag = 0;
+  int64_t lastVersion = 0; // the oldest of the servers' last replies
+  std::vector<char> gradient, flatParams;
+  /// Per server: pushes in flight (their buffers), the newest reply and
+  /// its version.
+  struct Link {
+    std::deque<std::pair<std::vector<char>, MPI_Request>> pushes;
+    std::vector<char> reply;
+    int64_t version = -1;
+  };
+  std::vector<Link> links;
+};
+
+Client &client() {
+  static Client c;
+  return c;
+}
+
+double headerOf(const std::vector<char> &reply, size_t i) {
+  double h;
+  std::memcpy(&h, reply.data() + i * sizeof(double), sizeof(double));
+  return h;
+}
+
+/// Takes replies from server `s` until one of at least `version` (any one
+/// when `next`), then the newer ones already there.
+bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
+          std::string &error) {
+  int source = static_cast<int>(st.layout.workers + s);
+  link.reply.resize(st.layout.replyBytes(s));
+  auto take = [&]() {
+    if (mpiFailed(MPI_Recv(link.reply.data(),
+                           static_cast<int>(link.reply.size()), MPI_BYTE,
+                           source, kReplyTag, st.exchange, MPI_STATUS_IGNORE),
+                  "a worker's MPI_Recv of a reply", error))
+      return false;
+    link.version = static_cast<int64_t>(headerOf(link.reply, 0));
+    return true;
+  };
+  if (next) {
+    if (!take())
+      return false;
+  } else {
+    while (link.version < version)
+      if (!take())
+        return false;
+  }
+  if (st.desc.asynchronous)
+    return true;
+  for (;;) {
+    int waiting = 0;
+    if (mpiFailed(MPI_Iprobe(source, kReplyTag, st.exchange, &waiting,
+                             MPI_STATUS_IGNORE),
+                  "a worker's MPI_Iprobe", error))
+      return false;
+    if (!waiting)
+      return true;
+    if (!take())
+      return false;
+  }
+}
+
+/// The replies' parameters into `params`, their summed loss and norms.
+metart_status land(metart_context *c, State &st, Client &cl,
+                   const metart_tensor *const *params, int64_t count,
+                   double &loss, std::vector<double> &norms,
+                   std::string &error) {
+  const Layout &l = st.layout;
+  size_t header = l.replyHeader() * sizeof(double);
+  norms.assign(count, 0.0);
+  for (int64_t s = 0; s < l.servers; ++s) {
+    const std::vector<char> &r = cl.links[s].reply;
+    std::memcpy(cl.flatParams.data() + l.begin(s) * l.elementBytes,
+                r.data() + header, l.length(s) * l.elementBytes);
+    for (int64_t i = 0; i < count; ++i)
+      norms[i] += headerOf(r, 2 + i);
+  }
+  loss = headerOf(cl.links[0].reply, 1);
+  for (int64_t i = 0; i < count; ++i)
+    if (metart_status s = metart_copy_to_device(
+            c, params[i]->data,
+            cl.flatParams.data() + l.offsets[i] * l.elementBytes,
+            l.sizes[i] * l.elementBytes)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+  return METART_OK;
+}
+
+/// A host double as a 0-d tensor's value (f32 or f64).
+metart_status storeScalar(metart_context *c, const metart_tensor *t,
+                          double value, std::string &error) {
+  float f = static_cast<float>(value);
+  metart_status s = t->dtype == METART_F64
+                        ? metart_copy_to_device(c, t->data, &value, 8)
+                        : metart_copy_to_device(c, t->data, &f, 4);
+  if (s)
+    error = metart_context_last_error(c);
+  return s;
+}
+
+} // namespace
+
+int64_t servers::largestLag() { return client().largestLag; }
+
+metart_status servers::step(metart_context *c,
+                            const metart_tensor *const *params,
+                            const metart_tensor *const *grads, int64_t count,
+                            const metart_tensor *loss,
+                            const metart_tensor *lossOut,
+                            const metart_tensor *norms, std::string &error) {
+  State &st = state();
+  const Layout &l = st.layout;
+  Client &cl = client();
+  if (!st.active || st.server >= 0) {
+    error = "the process is not a mesh rank of a job with parameter servers";
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  if (count != l.numParams()) {
+    error = "expects the " + std::to_string(l.numParams()) +
+            " parameters the servers hold, got " + std::to_string(count);
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    if (params[i]->dtype != l.dtype || grads[i]->dtype != l.dtype) {
+      error = "expects parameters and gradients of the servers' type";
+      return METART_ERROR_INVALID_ARGUMENT;
+    }
+  auto begin = std::chrono::steady_clock::now();
+  cl.links.resize(l.servers);
+  cl.gradient.resize(l.total * l.elementBytes);
+  cl.flatParams.resize(l.total * l.elementBytes);
+  for (int64_t i = 0; i < count; ++i)
+    if (metart_status s = metart_copy_to_host(
+            c, cl.gradient.data() + l.offsets[i] * l.elementBytes,
+            grads[i]->data, l.sizes[i] * l.elementBytes)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+  double myLoss = 0;
+  {
+    double d = 0;
+    float f = 0;
+    metart_status s = loss->dtype == METART_F64
+                          ? metart_copy_to_host(c, &d, loss->data, 8)
+                          : metart_copy_to_host(c, &f, loss->data, 4);
+    if (s) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+    myLoss = loss->dtype == METART_F64 ? d : f;
+  }
+  int rank = 0;
+  MPI_Comm_rank(st.exchange, &rank);
+  int64_t bytes = 0;
+  // The first worker's first step starts from the initial parameters: the
+  // servers take theirs from it.
+  if (cl.calls == 0 && rank == 0) {
+    for (int64_t i = 0; i < count; ++i)
+      if (metart_status s = metart_copy_to_host(
+              c, cl.flatParams.data() + l.offsets[i] * l.elementBytes,
+              params[i]->data, l.sizes[i] * l.elementBytes)) {
+        error = metart_context_last_error(c);
+        return s;
+      }
+    for (int64_t s = 0; s < l.servers; ++s)
+      if (mpiFailed(MPI_Send(cl.flatParams.data() + l.begin(s) * l.elementBytes,
+                             static_cast<int>(l.length(s) * l.elementBytes),
+                             MPI_BYTE, static_cast<int>(l.workers + s),
+                             kInitTag, st.exchange),
+                    "a worker's MPI_Send of the initial parameters", error))
+        return METART_ERROR_BACKEND;
+  }
+  size_t inFlight =
+      st.desc.asynchronous ? 1 : static_cast<size_t>(st.desc.staleness + 1);
+  for (int64_t s = 0; s < l.servers; ++s) {
+    Client::Link &link = cl.links[s];
+    while (link.pushes.size() >= inFlight) {
+      if (mpiFailed(MPI_Wait(&link.pushes.front().second, MPI_STATUS_IGNORE),
+                    "a worker's MPI_Wait of a push", error))
+        return METART_ERROR_BACKEND;
+      link.pushes.pop_front();
+    }
+    std::vector<char> push(l.pushBytes(s));
+    double header[kPushHeader] = {myLoss, static_cast<double>(cl.calls),
+                                  static_cast<double>(loss->dtype)};
+    std::memcpy(push.data(), header, sizeof(header));
+    std::memcpy(push.data() + sizeof(header),
+                cl.gradient.data() + l.begin(s) * l.elementBytes,
+                l.length(s) * l.elementBytes);
+    MPI_Request request;
+    if (mpiFailed(MPI_Isend(push.data(), static_cast<int>(push.size()),
+                            MPI_BYTE, static_cast<int>(l.workers + s), kPushTag,
+                            st.exchange, &request),
+                  "a worker's MPI_Isend of a push", error))
+      return METART_ERROR_BACKEND;
+    bytes += static_cast<int64_t>(push.size());
+    link.pushes.emplace_back(std::move(push), request);
+  }
+  // Parameters of at least this version: the updates of the iterations up
+  // to this one, less the staleness bound.
+  int64_t needed = cl.calls + 1 - st.desc.staleness;
+  int64_t oldest = std::numeric_limits<int64_t>::max();
+  for (int64_t s = 0; s < l.servers; ++s) {
+    Client::Link &link = cl.links[s];
+    if ((st.desc.asynchronous || needed > 0 || link.version >= 0) &&
+        !pull(st, link, s, needed, st.desc.asynchronous, error))
+      return METART_ERROR_BACKEND;
+    oldest = std::min(oldest, link.version);
+    bytes += link.version >= 0 ? static_cast<int64_t>(link.reply.size()) : 0;
+  }
+  ++cl.calls;
+  double summedLoss = myLoss * static_cast<double>(l.workers);
+  std::vector<double> summedNorms(count, 0.0);
+  if (oldest >= 0) {
+    if (metart_status s =
+            land(c, st, cl, params, count, summedLoss, summedNorms, error))
+      return s;
+    // How many updates the parameters this step computed on lagged: the
+    // iterations pushed less the version pulled; asynchronous, the other
+    // workers' updates applied between this worker's pull and its push.
+    int64_t lag =
+        st.desc.asynchronous ? oldest - 1 - cl.lastVersion : cl.calls - oldest;
+    cl.largestLag = std::max(cl.largestLag, lag);
+    cl.lastVersion = oldest;
+  }
+  if (metart_status s = storeScalar(c, lossOut, summedLoss, error))
+    return s;
+  if (metart_status s = metart_copy_to_device(
+          c, norms->data, summedNorms.data(), count * sizeof(double))) {
+    error = metart_context_last_error(c);
+    return s;
+  }
+  int mask = 1;
+  if (c->comm)
+    mask = (c->comm->mesh[0] > 1 ? 1 : 0) | (c->comm->mesh[1] > 1 ? 2 : 0);
+  c->commStats.addCall(mask ? mask : 1, bytes);
+  c->commStats.addSeconds(
+      mask ? mask : 1,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count());
+  return METART_OK;
+}
+
+metart_status servers::finish(metart_context *c,
+                              const metart_tensor *const *params, int64_t count,
+                              double *loss, std::string &error) {
+  State &st = state();
+  Client &cl = client();
+  if (!st.active || st.server >= 0 || cl.calls == 0)
+    return METART_OK;
+  const Layout &l = st.layout;
+  for (int64_t s = 0; s < l.servers; ++s) {
+    Client::Link &link = cl.links[s];
+    if (!pull(st, link, s, st.iterations, st.desc.asynchronous, error))
+      return METART_ERROR_BACKEND;
+    for (auto &push : link.pushes)
+      if (mpiFailed(MPI_Wait(&push.second, MPI_STATUS_IGNORE),
+                    "a worker's MPI_Wait of a push", error))
+        return METART_ERROR_BACKEND;
+    link.pushes.clear();
+  }
+  double summed = 0;
+  std::vector<double> norms;
+  if (metart_status s = land(c, st, cl, params, count, summed, norms, error))
+    return s;
+  if (loss)
+    *loss = summed;
+  return METART_OK;
+}
