@@ -4,8 +4,9 @@
 # collectives (and the part of it overlapped with compute) and bytes per
 # meta-iteration for each all-reduce algorithm with and without bf16
 # compression, overlap, top-k and PowerSGD compression, the evaluation
-# loss (accuracy for Fashion-MNIST) after the same budget, and a
-# straggler. Writes the study and its report to OUT
+# loss (accuracy for Fashion-MNIST) after the same budget, a straggler,
+# and parameter servers (synchronous, stale, asynchronous) against
+# all-reduce. Writes the study and its report to OUT
 # (default bench/out/communication); a rerun keeps finished runs.
 #   bench/communication.sh
 set -euo pipefail
@@ -24,7 +25,8 @@ for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
     last = (r.get("evaluation") or [{}])[-1]
     loss = last.get("accuracy", last.get("loss"))
     axes = r["axes"]
-    option = ",".join(f"{k}={axes[k]}" for k in ("overlap", "staleness", "straggler")
+    option = ",".join(f"{k}={axes[k]}" for k in ("layout", "pacing", "overlap",
+                                                  "staleness", "straggler")
                       if k in axes) or "none"
     rows.append((r["study"], r["processes"], r["axes"].get("allreduce", "library"),
                  r["axes"].get("compress", "none"), option,
@@ -32,9 +34,9 @@ for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "*.json")):
                  r["comm_bytes_per_iteration"], loss, r["repetition"],
                  100 * r.get("comm_overlapped_fraction", 0)))
 rows.sort()
-print(f"{'study':10} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'option':>28} "
+print(f"{'study':17} {'ranks':>5} {'allreduce':>12} {'compress':>8} {'option':>46} "
       f"{'ms/it':>8} {'sync ms':>8} {'overlap':>7} {'bytes/it':>9} {'eval loss/acc':>13}")
 for s, n, a, c, st, t, sync, b, loss, rep, hidden in rows:
     shown = f"{loss:13.4f}" if loss is not None else f"{'—':>13}"
-    print(f"{s:10} {n:5} {a:>12} {c:>8} {st:>28} {t:8.3f} {sync:8.3f} {hidden:6.0f}% {b:9.0f} {shown}")
+    print(f"{s:17} {n:5} {a:>12} {c:>8} {st:>46} {t:8.3f} {sync:8.3f} {hidden:6.0f}% {b:9.0f} {shown}")
 PY

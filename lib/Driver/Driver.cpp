@@ -162,6 +162,12 @@ struct Options {
                "asynchronous, with parameter servers; default: the spec's "
                "parallel { staleness = ... }, else 0)"),
       cl::value_desc("S|inf"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> offload{
+      "offload",
+      cl::desc("Keep state in host memory between its uses: optimizer (the "
+               "outer optimizer's moments, copied to the device around each "
+               "parameter's update) or none"),
+      cl::value_desc("none|optimizer"), cl::init(""), cl::cat(category)};
   cl::opt<int64_t> parameterServers{
       "parameter-servers",
       cl::desc("Ranks beyond the mesh that hold the meta-parameters and the "
@@ -785,10 +791,14 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.parameterServers = options.parameterServers;
+  pipeline.offload = options.offload;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;
   planRequest.options.overlap = pipeline.overlap;
+  planRequest.options.parameterServers = pipeline.parameterServers;
+  planRequest.options.staleness = pipeline.staleness;
+  planRequest.options.asynchronous = pipeline.asynchronous;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;

@@ -129,6 +129,9 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     servers.staleness = options.staleness;
     servers.asynchronous = options.asynchronous;
     pm.addPass(partition::createMetaParameterServers(servers));
+    partition::MetaOffloadOptions offload;
+    offload.offload = options.offload;
+    pm.addPass(partition::createMetaOffload(offload));
   }
   // Before bucketing, so that buckets follow the order in which gradients
   // become ready and carry the choices of their members.

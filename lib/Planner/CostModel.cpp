@@ -599,6 +599,38 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       return collective(Collective::AllReduce, o.getGridAxes(), bytes,
                         algorithm ? algorithm.getValue() : StringRef());
     }
+    if (auto o = dyn_cast<meta::ServerStepOp>(op)) {
+      // Parameter servers: each takes every rank's push of its slice and
+      // sends each rank the slice back, one message per rank each way over
+      // its own link (the incast that makes servers scale with their
+      // count). They are ranks beyond the mesh: on other nodes once the
+      // mesh fills its own.
+      flush();
+      double bytes = 0;
+      for (Value p : o.getParams())
+        bytes += double(byteSize(p.getType()));
+      int64_t workers = 1;
+      for (int64_t size : mesh)
+        workers *= size;
+      int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
+      GroupPlacement pair;
+      pair.size = 2;
+      pair.nodes = workers + o.getServers() > perNode ? 2 : 1;
+      pair.perNode = pair.nodes == 1 ? 2 : 1;
+      double slice = bytes / double(o.getServers());
+      Event e;
+      e.kind = Event::Collective;
+      e.mask = maskOf({0, 1});
+      e.bytes = 2 * bytes;
+      e.seconds = 2 * double(workers) *
+                  estimateCollective(Collective::SendRecv, slice, pair, cluster)
+                      .seconds;
+      // A rank that may compute on stale parameters does not wait here.
+      e.async = o.getAsynchronous() || o.getStaleness() > 0;
+      program.events.push_back(e);
+      ++program.calls;
+      return;
+    }
     if (auto o = dyn_cast<shard::AllGatherOp>(op))
       return collective(Collective::AllGather, o.getGridAxes(),
                         double(byteSize(o.getResult().getType())));

@@ -171,6 +171,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.allReduce = options.allReduce;
     pipeline.compress = options.compress;
     pipeline.overlap = options.overlap;
+    pipeline.parameterServers = options.parameterServers;
+    pipeline.staleness = options.staleness;
+    pipeline.asynchronous = options.asynchronous;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
         plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;

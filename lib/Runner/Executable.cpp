@@ -140,7 +140,8 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
                      p.servers.eps, p.servers.weight_decay)
      << ", " << p.servers.guarded << ", "
      << llvm::format("%.17g", p.servers.clip_norm)
-     << "}};\n\nint main(int argc, char **argv) {\n"
+     << "},\n  .offload_optimizer = " << p.offloadOptimizer
+     << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }
 

@@ -246,6 +246,8 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     d.flopsPerIteration = planner::estimateFunctionCost(stepFunction).flops;
     stepFunction.walk(
         [&](meta::ServerStepOp server) { describeServers(server, d); });
+    if (auto offload = stepFunction->getAttrOfType<StringAttr>("meta.offload"))
+      d.offloadOptimizer = offload.getValue() == "optimizer";
   }
 
   FailureOr<TasksDescription> tasks =

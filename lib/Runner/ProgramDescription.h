@@ -73,6 +73,8 @@ struct ProgramDescription {
   double flopsPerIteration = 0;
   /// Parameter servers (a meta.server_step in the step; count 0: none).
   metart_servers_desc servers{};
+  /// --offload=optimizer (`meta.offload` on the step).
+  int32_t offloadOptimizer = 0;
 };
 
 /// The symbol of `function`'s code for pipeline stage `stage`.

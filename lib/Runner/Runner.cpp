@@ -277,6 +277,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.zero_parts = program->zeroParts;
   desc.zero_mask = program->zeroMask;
   desc.servers = program->servers;
+  desc.offload_optimizer = program->offloadOptimizer;
   desc.zero_sharded =
       program->zeroSharded.empty() ? nullptr : program->zeroSharded.data();
   desc.checkpoint_dir =

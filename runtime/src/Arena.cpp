@@ -160,7 +160,7 @@ bool Arena::freeBuffer(void *data) {
 }
 
 metart_memory_stats Arena::stats() const {
-  metart_memory_stats stats;
+  metart_memory_stats stats{};
   stats.current_bytes = scratchBytes + bufferBytes;
   stats.peak_bytes = peakBytes;
   stats.scratch_peak_bytes = scratchPeakBytes;

@@ -34,6 +34,11 @@ enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 class Backend : public DeviceAllocator {
 public:
   /// Copies `bytes` bytes (`DeviceToDevice` copies may overlap).
+  /// Host memory that copies to and from the device move at full speed
+  /// (pinned on a GPU), outside the device's accounting: where offloaded
+  /// state lives. Null when there is none to give.
+  virtual void *allocateHost(size_t bytes);
+  virtual void deallocateHost(void *data);
   virtual KernelStatus copy(void *destination, const void *source, size_t bytes,
                             CopyKind kind) = 0;
   /// Waits for all queued work.

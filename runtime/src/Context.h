@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace metart::comm {
 struct Communicator;
@@ -35,8 +36,12 @@ struct metart_context {
   metart_context(std::unique_ptr<metart::Backend> backend, size_t limitBytes)
       : backend(std::move(backend)), arena(*this->backend, limitBytes) {}
 
+  ~metart_context();
+
   std::unique_ptr<metart::Backend> backend;
   metart::Arena arena;
+  /// metart_host_buffer_alloc's blocks and sizes (freed with the context).
+  std::vector<std::pair<void *, size_t>> hostBuffers;
   std::string lastError;
   metart::comm::Stats commStats;
   metart::KernelProfile profile;

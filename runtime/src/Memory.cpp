@@ -10,6 +10,7 @@
 #include "Context.h"
 #include "Tensor.h"
 
+#include <cstdlib>
 #include <new>
 
 using namespace metart;
@@ -112,5 +113,53 @@ void metart_memory_stats_get(const metart_context *context,
                              metart_memory_stats *out_stats) {
   if (!out_stats)
     return;
-  *out_stats = context ? context->arena.stats() : metart_memory_stats{0, 0, 0};
+  *out_stats =
+      context ? context->arena.stats() : metart_memory_stats{0, 0, 0, 0};
+  if (context)
+    for (const auto &[data, bytes] : context->hostBuffers)
+      out_stats->host_buffer_bytes += bytes;
+}
+
+metart_status metart_host_buffer_alloc(metart_context *context, size_t bytes,
+                                       void **out_data) {
+  Checker check(context, "metart_host_buffer_alloc");
+  if (!check.ok())
+    return check.result();
+  if (!out_data)
+    return check.invalid("out_data is null");
+  *out_data = nullptr;
+  // Whole cache lines, and never an empty block.
+  size_t rounded = ((bytes ? bytes : 1) + 63) / 64 * 64;
+  void *data = context->backend->allocateHost(rounded);
+  if (!data)
+    return check.fail(METART_ERROR_OUT_OF_MEMORY, "cannot allocate ", rounded,
+                      " bytes of host memory");
+  context->hostBuffers.emplace_back(data, rounded);
+  *out_data = data;
+  return METART_OK;
+}
+
+void metart_host_buffer_free(metart_context *context, void *data) {
+  if (!context || !data)
+    return;
+  auto &buffers = context->hostBuffers;
+  for (auto it = buffers.begin(); it != buffers.end(); ++it)
+    if (it->first == data) {
+      context->backend->deallocateHost(data);
+      buffers.erase(it);
+      return;
+    }
+  setLastError(context, "metart_host_buffer_free: the pointer is not a host "
+                        "buffer of this context (ignored)");
+}
+
+void *metart::Backend::allocateHost(size_t bytes) {
+  return std::aligned_alloc(64, bytes);
+}
+
+void metart::Backend::deallocateHost(void *data) { std::free(data); }
+
+metart_context::~metart_context() {
+  for (const auto &[data, bytes] : hostBuffers)
+    backend->deallocateHost(data);
 }

@@ -197,6 +197,24 @@ def MetaParameterServers : Pass<"meta-parameter-servers", "::mlir::ModuleOp"> {
   ];
 }
 
+def MetaOffload : Pass<"meta-offload", "::mlir::ModuleOp"> {
+  let summary = "Keep the outer optimizer's state in host memory";
+  let description = [{
+    With `offload = optimizer` (`--offload=optimizer`), marks each training
+    step's `meta.outer_step` `metac.offload` and the step `meta.offload =
+    "optimizer"`: the runtime keeps the per-parameter state (Adam's moments,
+    SGD's momentum) in host buffers, and the lowering copies each
+    parameter's state into scratch device memory before its update and back
+    after it, so the device holds one parameter's state at a time. The step
+    count stays on the device. `params` is refused (not built yet), as is
+    offloading under parameter servers (which hold the state already).
+  }];
+  let options = [
+    Option<"offload", "offload", "std::string", /*default=*/"\"\"",
+           "none or optimizer (empty: none)">,
+  ];
+}
+
 def MetaSelectAllReduce : Pass<"meta-select-allreduce", "::mlir::ModuleOp"> {
   let summary = "Choose how every all-reduce moves its data";
   let description = [{

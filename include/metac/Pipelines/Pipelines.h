@@ -75,6 +75,9 @@ struct PipelineOptions {
   /// Parameter servers beyond the mesh that hold the meta-parameters and
   /// the optimizer state (0: none; -1: the program's `parameter_servers`).
   int64_t parameterServers = -1;
+  /// none or optimizer: where the outer optimizer's state lives between
+  /// updates (--offload).
+  std::string offload;
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;

@@ -45,6 +45,11 @@ struct PlannerOptions {
   std::string overlap;
   /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
   int64_t zero = 0;
+  /// Parameter servers and their pacing (PipelineOptions::parameterServers,
+  /// staleness, asynchronous).
+  int64_t parameterServers = -1;
+  int64_t staleness = -1;
+  bool asynchronous = false;
   /// Up to this many plans, every plan is partitioned and costed exactly;
   /// beyond, plans are screened (Screening.h) and the best `finalists`
   /// that fit are costed exactly.

@@ -223,16 +223,56 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   Attribute optimizer = op.getOptimizer();
   // The guard's verdict stays on the device: every update reads it there.
   Value gate = op.getGate() ? operand(op.getGate()) : emit.null();
+  // --offload=optimizer: a parameter's state lives in host memory and
+  // visits the device for its update only, through one staging area that
+  // holds the largest parameter's state and serves every parameter in turn.
+  bool offload = op->hasAttr("metac.offload");
+  int64_t slot = 0;
+  for (Value state : op.getState())
+    if (cast<RankedTensorType>(state.getType()).getRank() > 0 ||
+        !cast<RankedTensorType>(state.getType()).getElementType().isInteger(
+            64))
+      slot = std::max(slot, byteSize(state.getType()));
+  slot = (slot + 63) / 64 * 64;
+  Value area;
+  if (offload)
+    area = emit.descriptor(RankedTensorType::get(
+        {2 * slot}, IntegerType::get(op.getContext(), 8)));
+  // (host, device, bytes) of the state of this parameter's update.
+  SmallVector<std::tuple<Value, Value, int64_t>> staged;
+  auto stateOf = [&](Value state) {
+    if (!offload)
+      return operand(state);
+    Value device =
+        emit.descriptor(cast<RankedTensorType>(state.getType()),
+                        emit.offsetBytes(emit.dataOf(area),
+                                         slot * int64_t(staged.size())));
+    int64_t bytes = byteSize(state.getType());
+    emit.checkedCall("metart_copy_device",
+                     {ctx, emit.dataOf(device), emit.dataOf(operand(state)),
+                      emit.i64(bytes)});
+    staged.push_back({operand(state), device, bytes});
+    return device;
+  };
+  auto unstage = [&]() {
+    for (auto [host, device, bytes] : staged)
+      emit.checkedCall("metart_copy_device", {ctx, emit.dataOf(host),
+                                              emit.dataOf(device),
+                                              emit.i64(bytes)});
+    staged.clear();
+  };
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
     bool momentum = !sgd.getMomentum().isZero();
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
       emit.checkedCall(
           "metart_sgd_update",
           {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
-           momentum ? operand(op.getState()[i]) : emit.null(),
+           momentum ? stateOf(op.getState()[i]) : emit.null(),
            emit.f64(sgd.getLr().convertToDouble()),
            emit.f64(sgd.getMomentum().convertToDouble()),
            emit.f64(sgd.getWeightDecay().convertToDouble()), gate});
+      unstage();
+    }
   } else {
     bool decoupled = isa<meta::AdamWAttr>(optimizer);
     auto hyper = [&](auto adam) {
@@ -248,14 +288,21 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     // meta-iteration (a CUDA graph) replays with the current count.
     Value counter = operand(op.getState().back());
     emit.checkedCall("metart_increment", {ctx, counter, gate});
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
+      Value first = stateOf(op.getState()[i]);
+      Value second = stateOf(op.getState()[n + i]);
       emit.checkedCall("metart_adam_update",
                        {ctx, operand(op.getParams()[i]),
-                        operand(op.getGrads()[i]), operand(op.getState()[i]),
-                        operand(op.getState()[n + i]), counter, emit.f64(h[0]),
-                        emit.f64(h[1]), emit.f64(h[2]), emit.f64(h[3]),
-                        emit.f64(h[4]), emit.i32(decoupled), gate});
+                        operand(op.getGrads()[i]), first, second, counter,
+                        emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
+                        emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled),
+                        gate});
+      unstage();
+    }
   }
+  if (offload)
+    emit.call("metart_scratch_free",
+              {ctx, emit.dataOf(area), emit.i64(2 * slot)});
   for (auto [r, v] : llvm::zip(
            op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
     descriptors[r] = operand(v);

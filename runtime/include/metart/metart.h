@@ -122,6 +122,15 @@ metart_status metart_buffer_alloc(metart_context *context, size_t bytes,
                                   void **out_data);
 void metart_buffer_free(metart_context *context, void *data);
 
+/** Host memory for state kept off the device (--offload): pinned on a GPU,
+ *  so copies to and from the device run at full speed; outside the
+ *  device's peak accounting (metart_memory_stats' host_buffer_bytes counts
+ *  it). Any copy function takes it on either side. Freed with the context
+ *  or by metart_host_buffer_free. */
+metart_status metart_host_buffer_alloc(metart_context *context, size_t bytes,
+                                       void **out_data);
+void metart_host_buffer_free(metart_context *context, void *data);
+
 metart_status metart_copy_to_device(metart_context *context, void *device,
                                     const void *host, size_t bytes);
 metart_status metart_copy_to_host(metart_context *context, void *host,
@@ -135,6 +144,8 @@ typedef struct metart_memory_stats {
   size_t current_bytes;
   size_t peak_bytes;
   size_t scratch_peak_bytes;
+  /** Host buffers (metart_host_buffer_alloc) held now. */
+  size_t host_buffer_bytes;
 } metart_memory_stats;
 
 void metart_memory_stats_get(const metart_context *context,

@@ -155,6 +155,11 @@ typedef struct metart_program {
    *  no optimizer state (`state_per_param` and `step_counter` are 0): the
    *  servers keep it. */
   metart_servers_desc servers;
+  /** Non-zero (--offload=optimizer): the optimizer's per-parameter state
+   *  lives in host buffers (metart_host_buffer_alloc); the step copies
+   *  each parameter's state to the device around its update. The step
+   *  count stays on the device. */
+  int32_t offload_optimizer;
 } metart_program;
 
 /** How checkpoints are written. GATHERED: one safetensors file of whole
@@ -361,6 +366,7 @@ typedef struct metart_program_desc {
   int32_t zero_mask;           /* as in metart_program */
   const int32_t *zero_sharded; /* as in metart_program */
   metart_servers_desc servers; /* as in metart_program */
+  int32_t offload_optimizer;   /* as in metart_program */
 } metart_program_desc;
 
 typedef struct metart_run_options {

@@ -117,6 +117,18 @@ void *CudaBackend::allocate(size_t bytes) {
   return allocator.allocate(bytes);
 }
 
+void *CudaBackend::allocateHost(size_t bytes) {
+  void *data = nullptr;
+  if (activate().failed() || cudaMallocHost(&data, bytes) != cudaSuccess)
+    return nullptr;
+  return data;
+}
+
+void CudaBackend::deallocateHost(void *data) {
+  if (!activate().failed())
+    (void)cudaFreeHost(data);
+}
+
 void CudaBackend::deallocate(void *data) {
   if (!activate().failed())
     allocator.deallocate(data);

@@ -40,6 +40,9 @@ public:
 
   void *allocate(size_t bytes) override;
   void deallocate(void *data) override;
+  /// Pinned: the copies of offloaded state run at PCIe speed, async.
+  void *allocateHost(size_t bytes) override;
+  void deallocateHost(void *data) override;
   KernelStatus copy(void *destination, const void *source, size_t bytes,
                     CopyKind kind) override;
   KernelStatus synchronize() override;

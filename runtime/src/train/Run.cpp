@@ -197,8 +197,14 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   distributed = metart_world_size() > 1;
   // Parameter servers: ranks beyond the mesh's, which serve and return.
   if (desc->servers.count > 0) {
-    if (options->train.checkpoint_dir || options->train.resume_dir ||
-        desc->checkpoint_dir) {
+    // A directory alone (where a spec's checkpoints would go) is fine: the
+    // servers' state is what cannot be written or read yet.
+    int64_t every = options->train.checkpoint_every > 0
+                        ? options->train.checkpoint_every
+                        : desc->checkpoint_every;
+    bool writes = (options->train.checkpoint_dir || desc->checkpoint_dir) &&
+                  every > 0;
+    if (writes || options->train.resume_dir) {
       std::snprintf(error, errorSize,
                     "checkpoints with parameter servers are not supported "
                     "yet: the optimizer's state lives on the servers");
@@ -260,6 +266,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.zero_mask = desc->zero_mask;
   program.zero_sharded = desc->zero_sharded;
   program.servers = desc->servers;
+  program.offload_optimizer = desc->offload_optimizer;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))

@@ -90,6 +90,21 @@ metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
   return METART_OK;
 }
 
+metart_status Trainer::allocateHost(DeviceTensor &t,
+                                    std::vector<int64_t> shape,
+                                    int32_t dtype) {
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  t.bytes = t.numElements() * elementSize(dtype);
+  void *data = nullptr;
+  if (metart_status s = metart_host_buffer_alloc(context, t.bytes, &data))
+    return fail(s, "allocating %zu bytes of host memory: %s", t.bytes,
+                metart_context_last_error(context));
+  t.descriptor = {data, dtype, static_cast<int32_t>(t.shape.size()),
+                  t.shape.data()};
+  return METART_OK;
+}
+
 metart_status Trainer::initialize() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
@@ -105,7 +120,11 @@ metart_status Trainer::initialize() {
       std::vector<int64_t> shape = params[i].shape;
       if (isStatePart(state.size() - 1))
         shape = {partElements(state.size() - 1)};
-      if (metart_status s = allocate(state.back(), shape, params[i].dtype))
+      if (metart_status s = program.offload_optimizer
+                                ? allocateHost(state.back(), shape,
+                                               params[i].dtype)
+                                : allocate(state.back(), shape,
+                                           params[i].dtype))
         return s;
     }
   if (program.step_counter) {
@@ -449,7 +468,8 @@ metart_status Trainer::run(metart_train_result &result) {
   }
 
   if (program.servers.count > 0 &&
-      (options.checkpoint_dir || options.resume_dir))
+      ((options.checkpoint_dir && options.checkpoint_every > 0) ||
+       options.resume_dir))
     return fail(METART_ERROR_UNSUPPORTED,
                 "checkpoints with parameter servers are not supported yet: "
                 "the optimizer's state lives on the servers");
@@ -521,7 +541,7 @@ metart_status Trainer::run(metart_train_result &result) {
         preemption::disarm();
     }
     bool on;
-  } armed(options.checkpoint_dir != nullptr);
+  } armed(options.checkpoint_dir != nullptr && program.servers.count == 0);
   if (options.comm_timeout_seconds > 0)
     comm::watchdog::setTimeout(options.comm_timeout_seconds);
   if (armed.on && metart_world_size() > 1)
@@ -774,9 +794,16 @@ metart_status Trainer::run(metart_train_result &result) {
       std::fclose(metrics);
     return s;
   }
-  if (metrics)
-    std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu}\n",
+  if (metrics) {
+    metart_memory_stats held;
+    metart_memory_stats_get(context, &held);
+    std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu", 
                  result.peak_train_device_bytes);
+    if (program.offload_optimizer)
+      std::fprintf(metrics, ", \"offloaded_host_bytes\": %zu",
+                   held.host_buffer_bytes);
+    std::fprintf(metrics, "}\n");
+  }
   if (metrics && (checkpointWrites > 0 || options.resume_dir))
     std::fprintf(metrics,
                  "{\"checkpoints\": {\"format\": \"%s\", \"writes\": %lld, "

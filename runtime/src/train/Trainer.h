@@ -63,6 +63,9 @@ private:
   metart_status fail(metart_status status, const char *format, ...);
   metart_status allocate(DeviceTensor &t, std::vector<int64_t> shape,
                          int32_t dtype);
+  /// As `allocate`, in host memory (offloaded optimizer state).
+  metart_status allocateHost(DeviceTensor &t, std::vector<int64_t> shape,
+                             int32_t dtype);
   metart_status initialize();
   metart_status initializeParams();
   /// With `missing`, a parameter the file lacks is listed there rather

@@ -1,0 +1,70 @@
+//===- Offload.cpp - the optimizer's state in host memory -----------------===//
+//
+// --offload=optimizer: the outer update's state leaves the device between
+// updates. This pass only marks what the runtime and the lowering do: the
+// trainer allocates the state in host buffers, and the outer update's
+// lowering stages each parameter's state through scratch device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "metac/Partition/Passes.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace metac::partition {
+#define GEN_PASS_DEF_METAOFFLOAD
+#include "metac/Partition/Passes.h.inc"
+} // namespace metac::partition
+
+using namespace mlir;
+using namespace metac;
+
+namespace {
+
+struct Offload : partition::impl::MetaOffloadBase<Offload> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (offload.empty() || offload == "none")
+      return;
+    ModuleOp module = getOperation();
+    if (offload != "optimizer") {
+      if (offload == "params")
+        module.emitError("offloading parameters is not built yet: "
+                         "--offload=optimizer keeps the optimizer's state in "
+                         "host memory");
+      else
+        module.emitError("unknown offload '")
+            << offload << "' (expected none or optimizer)";
+      return signalPassFailure();
+    }
+    for (meta::TrainOp train : module.getOps<meta::TrainOp>()) {
+      auto name = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
+      auto step =
+          name ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
+      if (!step)
+        continue;
+      bool servers = false, marked = false;
+      step.walk([&](Operation *op) {
+        if (isa<meta::ServerStepOp>(op))
+          servers = true;
+        if (auto update = dyn_cast<meta::OuterStepOp>(op)) {
+          update->setAttr("metac.offload", UnitAttr::get(&getContext()));
+          marked = true;
+        }
+      });
+      if (servers) {
+        train.emitError("--offload=optimizer: the parameter servers hold the "
+                        "optimizer's state already");
+        return signalPassFailure();
+      }
+      if (marked)
+        step->setAttr("meta.offload", StringAttr::get(&getContext(),
+                                                      "optimizer"));
+    }
+  }
+};
+
+} // namespace
