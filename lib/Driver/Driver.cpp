@@ -799,6 +799,7 @@ int metac::metacMain(int argc, char **argv) {
   planRequest.options.parameterServers = pipeline.parameterServers;
   planRequest.options.staleness = pipeline.staleness;
   planRequest.options.asynchronous = pipeline.asynchronous;
+  planRequest.options.offload = pipeline.offload;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;

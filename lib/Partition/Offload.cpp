@@ -61,8 +61,8 @@ struct Offload : partition::impl::MetaOffloadBase<Offload> {
         return signalPassFailure();
       }
       if (marked)
-        step->setAttr("meta.offload", StringAttr::get(&getContext(),
-                                                      "optimizer"));
+        step->setAttr("meta.offload",
+                      StringAttr::get(&getContext(), "optimizer"));
     }
   }
 };

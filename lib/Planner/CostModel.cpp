@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
@@ -517,9 +518,29 @@ double Estimator::transferSeconds(int64_t from, int64_t to, double bytes) {
 
 RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   RankProgram program;
+  // --offload=optimizer: the per-parameter state lives in host memory; the
+  // device holds a staging area of the largest parameter's state, at the
+  // update (counted at the scratch peak: the update ends the step, where
+  // the gradients are live).
+  llvm::DenseSet<Value> offloaded;
+  uint64_t staging = 0;
+  function.walk([&](meta::OuterStepOp update) {
+    if (!update->hasAttr("metac.offload"))
+      return;
+    uint64_t largest = 0;
+    for (Value state : update.getState())
+      if (cast<RankedTensorType>(state.getType()).getRank() > 0) {
+        offloaded.insert(state);
+        largest =
+            std::max<uint64_t>(largest, roundUp(byteSize(state.getType())));
+      }
+    staging = largest *
+              (update.getState().size() > update.getParams().size() ? 2 : 1);
+  });
   for (BlockArgument arg : function.getArguments())
-    program.persistentBytes += roundUp(byteSize(arg.getType()));
-  program.scratchBytes = replayScratch(function).peakBytes;
+    if (!offloaded.contains(arg))
+      program.persistentBytes += roundUp(byteSize(arg.getType()));
+  program.scratchBytes = replayScratch(function).peakBytes + staging;
   // Where both are calibrated, an op runs between its speed on operands
   // from memory and on operands in cache, by the share it finds in cache.
   bool hotTables =

@@ -174,6 +174,7 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.parameterServers = options.parameterServers;
     pipeline.staleness = options.staleness;
     pipeline.asynchronous = options.asynchronous;
+    pipeline.offload = options.offload;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
         plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;

@@ -50,6 +50,8 @@ struct PlannerOptions {
   int64_t parameterServers = -1;
   int64_t staleness = -1;
   bool asynchronous = false;
+  /// Offloaded state (PipelineOptions::offload).
+  std::string offload;
   /// Up to this many plans, every plan is partitioned and costed exactly;
   /// beyond, plans are screened (Screening.h) and the best `finalists`
   /// that fit are costed exactly.

@@ -230,8 +230,7 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   int64_t slot = 0;
   for (Value state : op.getState())
     if (cast<RankedTensorType>(state.getType()).getRank() > 0 ||
-        !cast<RankedTensorType>(state.getType()).getElementType().isInteger(
-            64))
+        !cast<RankedTensorType>(state.getType()).getElementType().isInteger(64))
       slot = std::max(slot, byteSize(state.getType()));
   slot = (slot + 63) / 64 * 64;
   Value area;
@@ -243,10 +242,9 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   auto stateOf = [&](Value state) {
     if (!offload)
       return operand(state);
-    Value device =
-        emit.descriptor(cast<RankedTensorType>(state.getType()),
-                        emit.offsetBytes(emit.dataOf(area),
-                                         slot * int64_t(staged.size())));
+    Value device = emit.descriptor(
+        cast<RankedTensorType>(state.getType()),
+        emit.offsetBytes(emit.dataOf(area), slot * int64_t(staged.size())));
     int64_t bytes = byteSize(state.getType());
     emit.checkedCall("metart_copy_device",
                      {ctx, emit.dataOf(device), emit.dataOf(operand(state)),
@@ -256,9 +254,9 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   };
   auto unstage = [&]() {
     for (auto [host, device, bytes] : staged)
-      emit.checkedCall("metart_copy_device", {ctx, emit.dataOf(host),
-                                              emit.dataOf(device),
-                                              emit.i64(bytes)});
+      emit.checkedCall(
+          "metart_copy_device",
+          {ctx, emit.dataOf(host), emit.dataOf(device), emit.i64(bytes)});
     staged.clear();
   };
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
@@ -291,12 +289,11 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     for (size_t i = 0; i < n; ++i) {
       Value first = stateOf(op.getState()[i]);
       Value second = stateOf(op.getState()[n + i]);
-      emit.checkedCall("metart_adam_update",
-                       {ctx, operand(op.getParams()[i]),
-                        operand(op.getGrads()[i]), first, second, counter,
-                        emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
-                        emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled),
-                        gate});
+      emit.checkedCall(
+          "metart_adam_update",
+          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]), first,
+           second, counter, emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
+           emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled), gate});
       unstage();
     }
   }

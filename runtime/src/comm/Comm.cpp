@@ -108,10 +108,13 @@ struct Temporary {
 /// Runs one collective's `body` over `mask`, moving `bytes` when its group
 /// has more than one rank (`transport` not null): counts it, times it, and
 /// lets the watchdog see it in flight. Runs on the caller's thread or the
-/// communication thread, never both at once.
+/// communication thread, never both at once. `counted`: the caller counted
+/// the call already (a stale sum, which may end after its iteration's
+/// statistics were read).
 template <typename Body>
 KernelStatus execute(metart_context *c, const char *what, int32_t mask,
-                     Transport *transport, size_t bytes, Body &body) {
+                     Transport *transport, size_t bytes, Body &body,
+                     bool counted = false) {
   watchdog::Guard guard(what, mask);
   auto begin = std::chrono::steady_clock::now();
   if (transport)
@@ -126,7 +129,8 @@ KernelStatus execute(metart_context *c, const char *what, int32_t mask,
     c->commStats.addSeconds(mask, std::chrono::duration<double>(
                                       std::chrono::steady_clock::now() - begin)
                                       .count());
-  c->commStats.addCall(mask, transport ? bytes : 0);
+  if (!counted)
+    c->commStats.addCall(mask, transport ? bytes : 0);
   return status;
 }
 
@@ -492,11 +496,14 @@ metart_all_reduce_stale(metart_context *c, const metart_tensor *x,
       return runAllReduce(c, t, inFlight, nullptr);
     };
     return execute(c, "all_reduce", axes_mask, transport, inFlight.wireBytes,
-                   body);
+                   body, /*counted=*/true);
   };
   if (!c->commQueue->start(mine.data(), axes_mask, task))
     return check.invalid("site ", site, " has more than ", staleness + 1,
                          " sums in flight");
+  // Counted in the iteration that starts it (it may end after that
+  // iteration's statistics were read).
+  c->commStats.addCall(axes_mask, inFlight.wireBytes);
   ++state.calls;
   if (state.calls <= staleness) {
     std::memset(y->data, 0, bytes);

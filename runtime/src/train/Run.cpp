@@ -202,8 +202,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     int64_t every = options->train.checkpoint_every > 0
                         ? options->train.checkpoint_every
                         : desc->checkpoint_every;
-    bool writes = (options->train.checkpoint_dir || desc->checkpoint_dir) &&
-                  every > 0;
+    bool writes =
+        (options->train.checkpoint_dir || desc->checkpoint_dir) && every > 0;
     if (writes || options->train.resume_dir) {
       std::snprintf(error, errorSize,
                     "checkpoints with parameter servers are not supported "

@@ -90,8 +90,7 @@ metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
   return METART_OK;
 }
 
-metart_status Trainer::allocateHost(DeviceTensor &t,
-                                    std::vector<int64_t> shape,
+metart_status Trainer::allocateHost(DeviceTensor &t, std::vector<int64_t> shape,
                                     int32_t dtype) {
   t.shape = std::move(shape);
   t.dtype = dtype;
@@ -120,11 +119,10 @@ metart_status Trainer::initialize() {
       std::vector<int64_t> shape = params[i].shape;
       if (isStatePart(state.size() - 1))
         shape = {partElements(state.size() - 1)};
-      if (metart_status s = program.offload_optimizer
-                                ? allocateHost(state.back(), shape,
-                                               params[i].dtype)
-                                : allocate(state.back(), shape,
-                                           params[i].dtype))
+      if (metart_status s =
+              program.offload_optimizer
+                  ? allocateHost(state.back(), shape, params[i].dtype)
+                  : allocate(state.back(), shape, params[i].dtype))
         return s;
     }
   if (program.step_counter) {
@@ -797,7 +795,7 @@ metart_status Trainer::run(metart_train_result &result) {
   if (metrics) {
     metart_memory_stats held;
     metart_memory_stats_get(context, &held);
-    std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu", 
+    std::fprintf(metrics, "{\"peak_train_device_bytes\": %zu",
                  result.peak_train_device_bytes);
     if (program.offload_optimizer)
       std::fprintf(metrics, ", \"offloaded_host_bytes\": %zu",
