@@ -40,30 +40,20 @@ struct Offload : partition::impl::MetaOffloadBase<Offload> {
             << offload << "' (expected none or optimizer)";
       return signalPassFailure();
     }
-    for (meta::TrainOp train : module.getOps<meta::TrainOp>()) {
-      auto name = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
-      auto step =
-          name ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
-      if (!step)
-        continue;
-      bool servers = false, marked = false;
-      step.walk([&](Operation *op) {
-        if (isa<meta::ServerStepOp>(op))
-          servers = true;
-        if (auto update = dyn_cast<meta::OuterStepOp>(op)) {
-          update->setAttr("metac.offload", UnitAttr::get(&getContext()));
-          marked = true;
-        }
-      });
-      if (servers) {
-        train.emitError("--offload=optimizer: the parameter servers hold the "
-                        "optimizer's state already");
-        return signalPassFailure();
-      }
-      if (marked)
-        step->setAttr("meta.offload",
-                      StringAttr::get(&getContext(), "optimizer"));
+    // Every outer update: the step's, or each pipeline stage's.
+    bool servers = false;
+    module.walk([&](meta::ServerStepOp) { servers = true; });
+    if (servers) {
+      module.emitError("--offload=optimizer: the parameter servers hold the "
+                       "optimizer's state already");
+      return signalPassFailure();
     }
+    module.walk([&](meta::OuterStepOp update) {
+      update->setAttr("metac.offload", UnitAttr::get(&getContext()));
+      if (auto function = update->getParentOfType<func::FuncOp>())
+        function->setAttr("meta.offload",
+                          StringAttr::get(&getContext(), "optimizer"));
+    });
   }
 };
 

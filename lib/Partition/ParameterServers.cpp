@@ -82,6 +82,14 @@ struct ParameterServers
         train.emitError("staleness is either a bound or inf, not both");
         return signalPassFailure();
       }
+      meta::PlanAttr plan = train.getPlanAttr();
+      if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1)) {
+        train.emitError("parameter servers serve meshes of the task and "
+                        "data axes (each holds whole slices of the "
+                        "replicated parameters), not tensor = ")
+            << plan.getTensor() << ", pipeline = " << plan.getPipeline();
+        return signalPassFailure();
+      }
       auto stepName = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
       auto step = stepName ? module.lookupSymbol<func::FuncOp>(stepName)
                            : func::FuncOp();
@@ -104,11 +112,6 @@ LogicalResult ParameterServers::rewrite(meta::TrainOp train, func::FuncOp step,
                                         int64_t count, int64_t lag,
                                         bool async) {
   meta::PlanAttr plan = train.getPlanAttr();
-  if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1))
-    return train.emitError("parameter servers serve meshes of the task and "
-                           "data axes (each holds whole slices of the "
-                           "replicated parameters), not tensor = ")
-           << plan.getTensor() << ", pipeline = " << plan.getPipeline();
   if (step->hasAttr("meta.zero_parts"))
     return train.emitError("parameter servers hold the optimizer state: "
                            "they do not combine with ZeRO");

@@ -269,6 +269,7 @@ template <> struct MappingTraits<DeviceDescription> {
     io.mapRequired("peak_flops", d.peakFlops);
     io.mapRequired("memory_bandwidth", d.memoryBandwidth);
     io.mapRequired("launch_overhead", d.launchOverhead);
+    io.mapOptional("host_bandwidth", d.hostBandwidth, 0.0);
     io.mapOptional("gemm", d.gemmRates);
     io.mapOptional("gemm_hot", d.gemmHotRates);
     io.mapOptional("gemm_per_task", d.gemmPerTaskRates);
@@ -294,6 +295,8 @@ template <> struct MappingTraits<DeviceDescription> {
       return mustBe("device", "memory_bandwidth", d.memoryBandwidth);
     if (!positive(d.launchOverhead, true))
       return mustBe("device", "launch_overhead", d.launchOverhead, true);
+    if (!positive(d.hostBandwidth, true))
+      return mustBe("device", "host_bandwidth", d.hostBandwidth, true);
     if (d.parallelMinElements < 0)
       return "device: 'parallel_min_elements' must be >= 0, got " +
              std::to_string(d.parallelMinElements);

@@ -620,6 +620,16 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       return collective(Collective::AllReduce, o.getGridAxes(), bytes,
                         algorithm ? algorithm.getValue() : StringRef());
     }
+    // Offloaded state crosses the host link twice per update (in, out),
+    // not overlapped with the update yet.
+    if (auto update = dyn_cast<meta::OuterStepOp>(op);
+        update && update->hasAttr("metac.offload")) {
+      double bytes = 0;
+      for (Value state : update.getState())
+        if (cast<RankedTensorType>(state.getType()).getRank() > 0)
+          bytes += double(byteSize(state.getType()));
+      compute.seconds += 2 * bytes / device.hostBandwidthOrDefault();
+    }
     if (auto o = dyn_cast<meta::ServerStepOp>(op)) {
       // Parameter servers: each takes every rank's push of its slice and
       // sends each rank the slice back, one message per rank each way over
@@ -636,7 +646,7 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
       GroupPlacement pair;
       pair.size = 2;
-      pair.nodes = workers + o.getServers() > perNode ? 2 : 1;
+      pair.nodes = workers + int64_t(o.getServers()) > perNode ? 2 : 1;
       pair.perNode = pair.nodes == 1 ? 2 : 1;
       double slice = bytes / double(o.getServers());
       Event e;

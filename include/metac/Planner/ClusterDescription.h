@@ -106,6 +106,14 @@ struct DeviceDescription {
   PeakFlops peakFlops;
   /// Bytes per second between the device and its memory.
   double memoryBandwidth = 0;
+  /// Bytes per second between host memory and the device, one way (what
+  /// offloaded state crosses; 0: not given, the memory bandwidth for a
+  /// CPU and PCIe 5.0 x16's practical 50 GB/s for a GPU).
+  double hostBandwidth = 0;
+  double hostBandwidthOrDefault() const {
+    return hostBandwidth > 0 ? hostBandwidth
+                             : (kind == "cpu" ? memoryBandwidth : 50e9);
+  }
   /// Seconds from one kernel (or runtime call) to the next.
   double launchOverhead = 0;
   /// Measured rates of products by the FLOPs of one GEMM (small products
