@@ -125,8 +125,8 @@ static void describeServers(meta::ServerStepOp server, ProgramDescription &d) {
     else
       adam(cast<meta::AdamAttr>(optimizer), METART_OPTIMIZER_ADAM);
   }
-  d.statePerParam = 0;
-  d.stepCounter = 0;
+  // statePerParam and stepCounter stay the optimizer's: the step takes no
+  // state (the servers keep it), but checkpoints hold it.
   // The step returns the servers' norms where it had a guard.
   d.guarded = d.guarded || s.guarded;
 }

@@ -152,8 +152,9 @@ typedef struct metart_program {
   int32_t zero_mask;
   const int32_t *zero_sharded;
   /** Parameter servers (count 0: none). The step then takes and returns
-   *  no optimizer state (`state_per_param` and `step_counter` are 0): the
-   *  servers keep it. */
+   *  no optimizer state: the servers keep it (`state_per_param` and
+   *  `step_counter` still describe it, for checkpoints, which the first
+   *  worker writes from the servers' slices). */
   metart_servers_desc servers;
   /** Non-zero (--offload=optimizer): the optimizer's per-parameter state
    *  lives in host buffers (metart_host_buffer_alloc); the step copies

@@ -14,6 +14,7 @@
 #include "MpiTransport.h"
 #include "ServerState.h"
 #include "Servers.h"
+#include "Watchdog.h"
 #include "World.h"
 #include "metart/metart.h"
 
@@ -41,9 +42,20 @@ bool servers::stale() {
 
 static size_t dtypeBytes(int32_t dtype) { return dtype == METART_F64 ? 8 : 4; }
 
+int32_t servers::stateKinds(const metart_servers_desc &desc) {
+  if (desc.optimizer != METART_OPTIMIZER_SGD)
+    return 2;
+  return desc.momentum != 0 ? 1 : 0;
+}
+
+bool servers::hasStepCount(const metart_servers_desc &desc) {
+  return desc.optimizer != METART_OPTIMIZER_SGD;
+}
+
 metart_status servers::join(int64_t workers, const metart_servers_desc &desc,
                             const metart_param_spec *params, int64_t numParams,
-                            int64_t iterations, std::string &error) {
+                            int64_t iterations, int64_t checkpointEvery,
+                            std::string &error) {
   World &w = worldForSetUp();
   State &s = state();
   if (!w.mpi) {
@@ -91,6 +103,7 @@ metart_status servers::join(int64_t workers, const metart_servers_desc &desc,
   }
   s.desc = desc;
   s.iterations = iterations;
+  s.checkpointEvery = checkpointEvery;
   s.server = w.rank >= workers ? w.rank - workers : -1;
   // Collective over the world: every rank, servers included.
   MPI_Comm side = MPI_COMM_NULL;
@@ -130,6 +143,22 @@ private:
   metart_status update(std::vector<T> &gradient, double loss, int32_t lossDtype,
                        std::string &error);
   metart_status reply(int64_t worker, bool wait, std::string &error);
+  /// Waits until at most `keep` replies are in flight.
+  metart_status drainReplies(std::string &error, size_t keep = 0);
+  /// The initial message: where to start, the parameters and the state.
+  metart_status receiveInitial(std::string &error);
+  /// This version's parameters and state, to the first worker (for its
+  /// checkpoint).
+  metart_status sendState(std::string &error);
+  /// The slices of the state kinds, in order.
+  std::vector<std::vector<T> *> kinds() {
+    std::vector<std::vector<T> *> out;
+    if (!first.empty())
+      out.push_back(&first);
+    if (!second.empty())
+      out.push_back(&second);
+    return out;
+  }
   bool receive(int source, int64_t &from, std::string &error);
   metart_tensor view(std::vector<T> &v, const Piece &p, int64_t *shape) {
     *shape = p.count;
@@ -157,6 +186,7 @@ private:
 
 template <typename T>
 bool Server<T>::receive(int source, int64_t &from, std::string &error) {
+  watchdog::Guard guard("parameter server push", kServerMask);
   MPI_Status status;
   if (mpiFailed(MPI_Recv(incoming.data(), static_cast<int>(incoming.size()),
                          MPI_BYTE, source, kPushTag, s.exchange, &status),
@@ -271,7 +301,12 @@ metart_status Server<T>::reply(int64_t worker, bool wait, std::string &error) {
   outgoing.push_back(std::move(out));
   // Replies the slowest worker has not taken yet: at most the staleness
   // bound and the one in flight.
-  size_t keep = wait ? 0 : static_cast<size_t>(s.desc.staleness + 2);
+  return wait ? drainReplies(error)
+              : drainReplies(error, static_cast<size_t>(s.desc.staleness + 2));
+}
+
+template <typename T>
+metart_status Server<T>::drainReplies(std::string &error, size_t keep) {
   while (outgoing.size() > keep) {
     Outgoing &oldest = outgoing.front();
     if (mpiFailed(MPI_Waitall(static_cast<int>(oldest.requests.size()),
@@ -280,6 +315,51 @@ metart_status Server<T>::reply(int64_t worker, bool wait, std::string &error) {
       return METART_ERROR_BACKEND;
     outgoing.pop_front();
   }
+  return METART_OK;
+}
+
+template <typename T>
+metart_status Server<T>::receiveInitial(std::string &error) {
+  std::vector<std::vector<T> *> slices = kinds();
+  std::vector<char> message(
+      l.stateBytes(s.server, static_cast<int32_t>(slices.size())));
+  {
+    watchdog::Guard guard("parameter server start", kServerMask);
+    if (mpiFailed(MPI_Recv(message.data(), static_cast<int>(message.size()),
+                           MPI_BYTE, 0, kInitTag, s.exchange,
+                           MPI_STATUS_IGNORE),
+                  "a server's MPI_Recv of the initial parameters", error))
+      return METART_ERROR_BACKEND;
+  }
+  double header[kStateHeader];
+  std::memcpy(header, message.data(), sizeof(header));
+  s.start = static_cast<int64_t>(header[0]);
+  counter = static_cast<int64_t>(header[1]);
+  version = s.start;
+  const char *at = message.data() + sizeof(header);
+  for (std::vector<T> *v : {&params})
+    std::memcpy(v->data(), at, length * sizeof(T)), at += length * sizeof(T);
+  for (std::vector<T> *v : slices)
+    std::memcpy(v->data(), at, length * sizeof(T)), at += length * sizeof(T);
+  return METART_OK;
+}
+
+template <typename T> metart_status Server<T>::sendState(std::string &error) {
+  std::vector<std::vector<T> *> slices = kinds();
+  std::vector<char> message(
+      l.stateBytes(s.server, static_cast<int32_t>(slices.size())));
+  double header[kStateHeader] = {static_cast<double>(version),
+                                 static_cast<double>(counter)};
+  std::memcpy(message.data(), header, sizeof(header));
+  char *at = message.data() + sizeof(header);
+  std::memcpy(at, params.data(), length * sizeof(T));
+  at += length * sizeof(T);
+  for (std::vector<T> *v : slices)
+    std::memcpy(at, v->data(), length * sizeof(T)), at += length * sizeof(T);
+  if (mpiFailed(MPI_Send(message.data(), static_cast<int>(message.size()),
+                         MPI_BYTE, 0, kStateTag, s.exchange),
+                "a server's MPI_Send of its state", error))
+    return METART_ERROR_BACKEND;
   return METART_OK;
 }
 
@@ -301,11 +381,9 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
   }
   partialNorms.assign(l.numParams(), 0.0);
   incoming.resize(l.pushBytes(s.server));
-  // The initial parameters, from the first worker's first step.
-  if (mpiFailed(MPI_Recv(params.data(), static_cast<int>(length * sizeof(T)),
-                         MPI_BYTE, 0, kInitTag, s.exchange, MPI_STATUS_IGNORE),
-                "a server's MPI_Recv of the initial parameters", error))
-    return METART_ERROR_BACKEND;
+  // The initial parameters and state, from the first worker's first step.
+  if (metart_status st = receiveInitial(error))
+    return st;
   std::vector<T> sum(length);
   auto gradientOf = [&]() {
     return reinterpret_cast<const T *>(incoming.data() +
@@ -319,7 +397,7 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
   if (d.asynchronous) {
     // Every push is an update by its worker's mean gradient.
     T scale = static_cast<T>(l.workers);
-    for (int64_t k = 0; k < l.workers * s.iterations; ++k) {
+    for (int64_t k = 0; k < l.workers * (s.iterations - s.start); ++k) {
       int64_t from = 0;
       if (!receive(MPI_ANY_SOURCE, from, error))
         return METART_ERROR_BACKEND;
@@ -341,7 +419,7 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
     // The final parameters, to every worker.
     return reply(-1, true, error);
   }
-  for (int64_t t = 0; t < s.iterations; ++t) {
+  for (int64_t t = s.start; t < s.iterations; ++t) {
     double loss = 0;
     int32_t lossDtype = METART_F32;
     for (int64_t w = 0; w < l.workers; ++w) {
@@ -361,10 +439,15 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
       return st;
     ++version;
     lastLoss = loss;
-    if (metart_status st = reply(-1, t + 1 == s.iterations, error))
+    if (metart_status st = reply(-1, false, error))
       return st;
+    // Before waiting for the last replies: a stale first worker takes them
+    // only after its checkpoint.
+    if (s.checkpointEvery > 0 && version % s.checkpointEvery == 0)
+      if (metart_status st = sendState(error))
+        return st;
   }
-  return METART_OK;
+  return drainReplies(error);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include "Communicator.h"
 #include "ServerState.h"
 #include "Servers.h"
+#include "Watchdog.h"
 
 #include <algorithm>
 #include <chrono>
@@ -59,6 +60,9 @@ bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
           std::string &error) {
   int source = static_cast<int>(st.layout.workers + s);
   link.reply.resize(st.layout.replyBytes(s));
+  // A server that died or hangs stops this rank with a message, as a
+  // collective that makes no progress does.
+  watchdog::Guard guard("parameter server pull", kServerMask);
   auto take = [&]() {
     if (mpiFailed(MPI_Recv(link.reply.data(),
                            static_cast<int>(link.reply.size()), MPI_BYTE,
@@ -194,13 +198,26 @@ metart_status servers::step(metart_context *c,
         error = metart_context_last_error(c);
         return s;
       }
-    for (int64_t s = 0; s < l.servers; ++s)
-      if (mpiFailed(MPI_Send(cl.flatParams.data() + l.begin(s) * l.elementBytes,
-                             static_cast<int>(l.length(s) * l.elementBytes),
+    int32_t kinds = stateKinds(st.desc);
+    for (int64_t s = 0; s < l.servers; ++s) {
+      std::vector<char> message(l.stateBytes(s, kinds), 0);
+      double header[kStateHeader] = {static_cast<double>(st.start),
+                                     st.initialCount};
+      std::memcpy(message.data(), header, sizeof(header));
+      char *at = message.data() + sizeof(header);
+      size_t slice = l.length(s) * l.elementBytes;
+      std::memcpy(at, cl.flatParams.data() + l.begin(s) * l.elementBytes,
+                  slice);
+      for (const std::vector<char> &kind : st.initialState)
+        std::memcpy(at += slice, kind.data() + l.begin(s) * l.elementBytes,
+                    slice);
+      if (mpiFailed(MPI_Send(message.data(), static_cast<int>(message.size()),
                              MPI_BYTE, static_cast<int>(l.workers + s),
                              kInitTag, st.exchange),
                     "a worker's MPI_Send of the initial parameters", error))
         return METART_ERROR_BACKEND;
+    }
+    st.initialState.clear();
   }
   size_t inFlight =
       st.desc.asynchronous ? 1 : static_cast<size_t>(st.desc.staleness + 1);
@@ -230,7 +247,7 @@ metart_status servers::step(metart_context *c,
   }
   // Parameters of at least this version: the updates of the iterations up
   // to this one, less the staleness bound.
-  int64_t needed = cl.calls + 1 - st.desc.staleness;
+  int64_t needed = st.start + cl.calls + 1 - st.desc.staleness;
   int64_t oldest = std::numeric_limits<int64_t>::max();
   for (int64_t s = 0; s < l.servers; ++s) {
     Client::Link &link = cl.links[s];
@@ -250,8 +267,8 @@ metart_status servers::step(metart_context *c,
     // How many updates the parameters this step computed on lagged: the
     // iterations pushed less the version pulled; asynchronous, the other
     // workers' updates applied between this worker's pull and its push.
-    int64_t lag =
-        st.desc.asynchronous ? oldest - 1 - cl.lastVersion : cl.calls - oldest;
+    int64_t lag = st.desc.asynchronous ? oldest - 1 - cl.lastVersion
+                                       : st.start + cl.calls - oldest;
     cl.largestLag = std::max(cl.largestLag, lag);
     cl.lastVersion = oldest;
   }
@@ -270,6 +287,119 @@ metart_status servers::step(metart_context *c,
       mask ? mask : 1,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count());
+  return METART_OK;
+}
+
+namespace {
+State &serverState() { return servers::state(); }
+} // namespace
+
+metart_status servers::prepare(metart_context *c, int64_t start,
+                               const metart_tensor *const *state,
+                               int64_t stateCount, std::string &error) {
+  State &st = serverState();
+  st.start = start;
+  client().lastVersion = st.desc.asynchronous ? 0 : start;
+  st.initialState.clear();
+  st.initialCount = 0;
+  if (!state || stateCount == 0)
+    return METART_OK;
+  const Layout &l = st.layout;
+  int32_t kinds = stateKinds(st.desc);
+  int64_t expected = kinds * l.numParams() + (hasStepCount(st.desc) ? 1 : 0);
+  if (stateCount != expected) {
+    error = "expects " + std::to_string(expected) +
+            " optimizer state tensors, got " + std::to_string(stateCount);
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  st.initialState.assign(kinds, std::vector<char>(l.total * l.elementBytes));
+  for (int32_t k = 0; k < kinds; ++k)
+    for (int64_t i = 0; i < l.numParams(); ++i)
+      if (metart_status s = metart_copy_to_host(
+              c, st.initialState[k].data() + l.offsets[i] * l.elementBytes,
+              state[k * l.numParams() + i]->data,
+              l.sizes[i] * l.elementBytes)) {
+        error = metart_context_last_error(c);
+        return s;
+      }
+  if (hasStepCount(st.desc)) {
+    int64_t count = 0;
+    if (metart_status s =
+            metart_copy_to_host(c, &count, state[stateCount - 1]->data, 8)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+    st.initialCount = static_cast<double>(count);
+  }
+  return METART_OK;
+}
+
+metart_status
+servers::fetchState(metart_context *c, const metart_tensor *const *params,
+                    int64_t count, const metart_tensor *const *state,
+                    int64_t stateCount, int64_t version, std::string &error) {
+  State &st = serverState();
+  const Layout &l = st.layout;
+  int32_t kinds = stateKinds(st.desc);
+  int64_t expected = kinds * l.numParams() + (hasStepCount(st.desc) ? 1 : 0);
+  if (count != l.numParams() || stateCount != expected) {
+    error = "expects the servers' " + std::to_string(l.numParams()) +
+            " parameters and " + std::to_string(expected) + " state tensors";
+    return METART_ERROR_INVALID_ARGUMENT;
+  }
+  std::vector<std::vector<char>> flat(
+      1 + kinds, std::vector<char>(l.total * l.elementBytes));
+  double stepCount = 0;
+  for (int64_t s = 0; s < l.servers; ++s) {
+    std::vector<char> message(l.stateBytes(s, kinds));
+    {
+      watchdog::Guard guard("parameter server checkpoint", kServerMask);
+      if (mpiFailed(MPI_Recv(message.data(), static_cast<int>(message.size()),
+                             MPI_BYTE, static_cast<int>(l.workers + s),
+                             kStateTag, st.exchange, MPI_STATUS_IGNORE),
+                    "a worker's MPI_Recv of a server's state", error))
+        return METART_ERROR_BACKEND;
+    }
+    double header[kStateHeader];
+    std::memcpy(header, message.data(), sizeof(header));
+    if (static_cast<int64_t>(header[0]) != version) {
+      error = "server " + std::to_string(s) + " sent the state of update " +
+              std::to_string(static_cast<int64_t>(header[0])) +
+              " for the checkpoint of " + std::to_string(version);
+      return METART_ERROR_BACKEND;
+    }
+    stepCount = header[1];
+    const char *at = message.data() + sizeof(header);
+    size_t slice = l.length(s) * l.elementBytes;
+    for (std::vector<char> &v : flat) {
+      std::memcpy(v.data() + l.begin(s) * l.elementBytes, at, slice);
+      at += slice;
+    }
+  }
+  auto place = [&](const std::vector<char> &from,
+                   const metart_tensor *const *to) -> metart_status {
+    for (int64_t i = 0; i < l.numParams(); ++i)
+      if (metart_status s = metart_copy_to_device(
+              c, to[i]->data, from.data() + l.offsets[i] * l.elementBytes,
+              l.sizes[i] * l.elementBytes)) {
+        error = metart_context_last_error(c);
+        return s;
+      }
+    return METART_OK;
+  };
+  if (metart_status s = place(flat[0], params))
+    return s;
+  for (int32_t k = 0; k < kinds; ++k)
+    if (metart_status s = place(flat[1 + k], state + k * l.numParams()))
+      return s;
+  if (hasStepCount(st.desc)) {
+    int64_t steps = static_cast<int64_t>(stepCount);
+    if (metart_status s =
+            metart_copy_to_device(c, state[stateCount - 1]->data, &steps, 8)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+  }
   return METART_OK;
 }
 

@@ -51,9 +51,23 @@ metart_server_step(metart_context *c, const metart_tensor *const *params,
 #ifndef METART_HAVE_MPI
 namespace servers = metart::comm::servers;
 
+int32_t servers::stateKinds(const metart_servers_desc &) { return 0; }
+bool servers::hasStepCount(const metart_servers_desc &) { return false; }
+metart_status servers::prepare(metart_context *, int64_t,
+                               const metart_tensor *const *, int64_t,
+                               std::string &) {
+  return METART_OK;
+}
+metart_status servers::fetchState(metart_context *,
+                                  const metart_tensor *const *, int64_t,
+                                  const metart_tensor *const *, int64_t,
+                                  int64_t, std::string &error) {
+  error = "built without MPI";
+  return METART_ERROR_UNSUPPORTED;
+}
 metart_status servers::join(int64_t, const metart_servers_desc &,
                             const metart_param_spec *, int64_t, int64_t,
-                            std::string &error) {
+                            int64_t, std::string &error) {
   error = "parameter servers need MPI: this runtime was built without it";
   return METART_ERROR_UNSUPPORTED;
 }

@@ -20,8 +20,19 @@
 
 namespace metart::comm::servers {
 
-enum Tag { kInitTag = 7101, kPushTag = 7102, kReplyTag = 7103 };
+enum Tag {
+  kInitTag = 7101,
+  kPushTag = 7102,
+  kReplyTag = 7103,
+  kStateTag = 7104
+};
+/// Doubles before the parameters of an initial or a state message: the
+/// iteration (initial) or version (state), and the optimizer's step count.
+constexpr int kStateHeader = 2;
 constexpr int kPushHeader = 3; // loss, iteration, loss dtype
+/// The axes the servers' traffic is reported under (task and data: the
+/// sums it replaces).
+constexpr int kServerMask = 3;
 
 /// One parameter's part in a server's slice.
 struct Piece {
@@ -64,6 +75,12 @@ struct Layout {
   }
   size_t replyBytes(int64_t server) const {
     return replyHeader() * sizeof(double) + length(server) * elementBytes;
+  }
+  /// An initial or a state message: header, parameters, `kinds` state
+  /// slices.
+  size_t stateBytes(int64_t server, int32_t kinds) const {
+    return kStateHeader * sizeof(double) +
+           (1 + kinds) * length(server) * elementBytes;
   }
 };
 

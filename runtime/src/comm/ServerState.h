@@ -16,6 +16,8 @@
 
 #include <mpi.h>
 
+#include <vector>
+
 namespace metart::comm::servers {
 
 struct State {
@@ -24,6 +26,13 @@ struct State {
   Layout layout;
   metart_servers_desc desc{};
   int64_t iterations = 0;
+  int64_t checkpointEvery = 0;
+  /// The first iteration (a resumed run's), and the state the first worker
+  /// sends the servers with the initial parameters (flat per kind, then
+  /// the step count; empty: zeros).
+  int64_t start = 0;
+  std::vector<std::vector<char>> initialState;
+  double initialCount = 0;
   MPI_Comm exchange = MPI_COMM_NULL; // pushes and replies (the world's ranks)
   MPI_Comm servers = MPI_COMM_NULL;  // the servers alone
 };

@@ -23,9 +23,16 @@ namespace metart::comm::servers {
 /// Splits the world into `workers` mesh ranks and desc.count servers; every
 /// rank calls it once, before attaching a mesh. `iterations` is the number
 /// of meta-iterations every worker runs.
+/// `checkpointEvery` (0: none): the servers send the first worker their
+/// state after every update whose count it divides (gathered checkpoints).
 metart_status join(int64_t workers, const metart_servers_desc &desc,
                    const metart_param_spec *params, int64_t numParams,
-                   int64_t iterations, std::string &error);
+                   int64_t iterations, int64_t checkpointEvery,
+                   std::string &error);
+/// The optimizer's state buffers per parameter that the servers keep (2
+/// for Adam, 1 for SGD with momentum, else 0), and whether a step count.
+int32_t stateKinds(const metart_servers_desc &desc);
+bool hasStepCount(const metart_servers_desc &desc);
 /// Whether this process joined a job with parameter servers.
 bool active();
 /// Whether it is one of the servers.
@@ -41,6 +48,20 @@ metart_status step(metart_context *c, const metart_tensor *const *params,
                    const metart_tensor *const *grads, int64_t count,
                    const metart_tensor *loss, const metart_tensor *lossOut,
                    const metart_tensor *norms, std::string &error);
+/// Before a worker's first step: the iteration it starts at (a resumed
+/// run's) and, on the first worker, the optimizer state the servers start
+/// from, in the trainer's order (per kind, per parameter, then the step
+/// count; null: zeros). Copies what it needs.
+metart_status prepare(metart_context *c, int64_t start,
+                      const metart_tensor *const *state, int64_t stateCount,
+                      std::string &error);
+/// On the first worker, at a checkpoint after update `version`: the
+/// servers' parameters of that version into `params` and their optimizer
+/// state into `state` (whole tensors, the trainer's order).
+metart_status fetchState(metart_context *c, const metart_tensor *const *params,
+                         int64_t count, const metart_tensor *const *state,
+                         int64_t stateCount, int64_t version,
+                         std::string &error);
 /// After a worker's last step: the servers' final parameters into
 /// `params` (the same on every worker) and, when not null, their last
 /// summed meta-loss into `loss` (host double).

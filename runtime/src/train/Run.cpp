@@ -197,17 +197,17 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   distributed = metart_world_size() > 1;
   // Parameter servers: ranks beyond the mesh's, which serve and return.
   if (desc->servers.count > 0) {
-    // A directory alone (where a spec's checkpoints would go) is fine: the
-    // servers' state is what cannot be written or read yet.
+    // Asynchronous servers never stand at an iteration whose state a
+    // checkpoint could hold.
     int64_t every = options->train.checkpoint_every > 0
                         ? options->train.checkpoint_every
                         : desc->checkpoint_every;
     bool writes =
         (options->train.checkpoint_dir || desc->checkpoint_dir) && every > 0;
-    if (writes || options->train.resume_dir) {
+    if ((writes || options->train.resume_dir) && desc->servers.asynchronous) {
       std::snprintf(error, errorSize,
-                    "checkpoints with parameter servers are not supported "
-                    "yet: the optimizer's state lives on the servers");
+                    "checkpoints with asynchronous parameter servers are not "
+                    "supported: no iteration holds a consistent state");
       return METART_ERROR_UNSUPPORTED;
     }
     int64_t workers = 1;
@@ -217,9 +217,9 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                              ? options->train.iterations
                              : desc->iterations;
     std::string why;
-    if (metart_status s =
-            metart::comm::servers::join(workers, desc->servers, desc->params,
-                                        desc->num_params, iterations, why)) {
+    if (metart_status s = metart::comm::servers::join(
+            workers, desc->servers, desc->params, desc->num_params, iterations,
+            writes ? every : 0, why)) {
       std::snprintf(error, errorSize, "cannot lay out the job: %s",
                     why.c_str());
       return s;

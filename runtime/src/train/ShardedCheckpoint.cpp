@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm/Servers.h"
 #include "Trainer.h"
 #include "io/AtomicFile.h"
 #include "io/Safetensors.h"
@@ -114,6 +115,20 @@ bool Trainer::shardedCheckpoints() const {
 metart_status Trainer::saveCheckpoint(int64_t iteration) {
   auto began = std::chrono::steady_clock::now();
   std::string where;
+  // Parameter servers: the first worker takes their parameters and state
+  // of this update (the others' parameters may lag under staleness).
+  if (program.servers.count > 0 && sharding.writer) {
+    std::vector<const metart_tensor *> p, s;
+    for (const DeviceTensor &t : params)
+      p.push_back(&t.descriptor);
+    for (const DeviceTensor &t : state)
+      s.push_back(&t.descriptor);
+    std::string why;
+    if (metart_status status = comm::servers::fetchState(
+            context, p.data(), static_cast<int64_t>(p.size()), s.data(),
+            static_cast<int64_t>(s.size()), iteration, why))
+      return fail(status, "collecting the servers' state: %s", why.c_str());
+  }
   if (shardedCheckpoints()) {
     if (metart_status s = saveSharded(iteration, where))
       return s;

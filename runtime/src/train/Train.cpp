@@ -113,21 +113,30 @@ metart_status Trainer::initialize() {
                      std::vector<int64_t>(p.shape, p.shape + p.rank), p.dtype))
       return s;
   }
-  for (int32_t k = 0; k < program.state_per_param; ++k)
+  // With parameter servers the step takes no state: the servers keep it,
+  // and the first worker holds a copy in host memory for checkpoints.
+  bool serversHoldState = program.servers.count > 0;
+  bool keepState = !serversHoldState ||
+                   (sharding.writer &&
+                    ((options.checkpoint_dir && options.checkpoint_every > 0) ||
+                     options.resume_dir));
+  bool hostState = program.offload_optimizer || serversHoldState;
+  for (int32_t k = 0; k < (keepState ? program.state_per_param : 0); ++k)
     for (int64_t i = 0; i < program.num_params; ++i) {
       state.emplace_back();
       std::vector<int64_t> shape = params[i].shape;
       if (isStatePart(state.size() - 1))
         shape = {partElements(state.size() - 1)};
       if (metart_status s =
-              program.offload_optimizer
-                  ? allocateHost(state.back(), shape, params[i].dtype)
-                  : allocate(state.back(), shape, params[i].dtype))
+              hostState ? allocateHost(state.back(), shape, params[i].dtype)
+                        : allocate(state.back(), shape, params[i].dtype))
         return s;
     }
-  if (program.step_counter) {
+  if (program.step_counter && keepState) {
     state.emplace_back();
-    if (metart_status s = allocate(state.back(), {}, METART_I64))
+    if (metart_status s = serversHoldState
+                              ? allocateHost(state.back(), {}, METART_I64)
+                              : allocate(state.back(), {}, METART_I64))
       return s;
   }
   for (DeviceTensor &t : state) {
@@ -467,10 +476,31 @@ metart_status Trainer::run(metart_train_result &result) {
 
   if (program.servers.count > 0 &&
       ((options.checkpoint_dir && options.checkpoint_every > 0) ||
-       options.resume_dir))
-    return fail(METART_ERROR_UNSUPPORTED,
-                "checkpoints with parameter servers are not supported yet: "
-                "the optimizer's state lives on the servers");
+       options.resume_dir)) {
+    if (program.servers.asynchronous)
+      return fail(METART_ERROR_UNSUPPORTED,
+                  "checkpoints with asynchronous parameter servers are not "
+                  "supported: no iteration holds a consistent state");
+    if (options.checkpoint_dir && shardedCheckpoints())
+      return fail(METART_ERROR_UNSUPPORTED,
+                  "parameter servers write gathered checkpoints (the first "
+                  "worker collects their slices): use "
+                  "--checkpoint-format=gathered");
+  }
+  // The servers start from the run's first iteration and, resumed, from
+  // the checkpoint's optimizer state (the first worker sends it).
+  if (program.servers.count > 0) {
+    std::vector<const metart_tensor *> pointers;
+    for (const DeviceTensor &t : state)
+      pointers.push_back(&t.descriptor);
+    std::string why;
+    if (metart_status s = comm::servers::prepare(
+            context, start,
+            options.resume_dir && !pointers.empty() ? pointers.data() : nullptr,
+            options.resume_dir ? static_cast<int64_t>(pointers.size()) : 0,
+            why))
+      return fail(s, "%s", why.c_str());
+  }
   // The checkpoint directory is made up front, so a bad path fails before
   // any training time is spent; so does a format the mesh cannot write.
   if (options.checkpoint_dir && shardedCheckpoints() && program.mesh[3] > 1)
@@ -497,8 +527,9 @@ metart_status Trainer::run(metart_train_result &result) {
   std::vector<metart_tensor *> inputs, outputs;
   for (DeviceTensor &p : params)
     inputs.push_back(&p.descriptor);
-  for (DeviceTensor &s : state)
-    inputs.push_back(&s.descriptor);
+  if (program.servers.count == 0)
+    for (DeviceTensor &s : state)
+      inputs.push_back(&s.descriptor);
   outputs = inputs; // new parameters and state replace the old in place
   if (program.loss_scaling)
     inputs.push_back(&scaleInput.descriptor);
