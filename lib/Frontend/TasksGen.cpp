@@ -159,9 +159,12 @@ meta::TasksOp metac::frontend::generateTasks(const TasksDecl &decl,
           return nullptr;
         }
       if (episodic && static_cast<int64_t>(classes->size()) < episodic->ways) {
-        fields.error(*fields.find("classes"))
+        // Without `classes`, the default ten: the error is the ways'.
+        const Field *at = fields.find("classes");
+        fields.error(at ? *at : *fields.find("ways"))
             << episodic->ways << "-way tasks need at least " << episodic->ways
-            << " classes, got " << classes->size();
+            << " classes, got " << classes->size()
+            << (at ? "" : " (all ten by default)");
         return nullptr;
       }
       config.set("classes", builder.getDenseI64ArrayAttr(*classes));

@@ -95,6 +95,35 @@ bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
   }
 }
 
+/// The tensors, one per parameter, copied into the flat vector `flat`.
+metart_status flatten(metart_context *c, const Layout &l,
+                      const metart_tensor *const *tensors,
+                      std::vector<char> &flat, std::string &error) {
+  for (int64_t i = 0; i < l.numParams(); ++i)
+    if (metart_status s = metart_copy_to_host(
+            c, flat.data() + l.offsets[i] * l.elementBytes, tensors[i]->data,
+            l.sizes[i] * l.elementBytes)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+  return METART_OK;
+}
+
+/// The flat vector `flat` copied into the tensors, one per parameter.
+metart_status unflatten(metart_context *c, const Layout &l,
+                        const std::vector<char> &flat,
+                        const metart_tensor *const *tensors,
+                        std::string &error) {
+  for (int64_t i = 0; i < l.numParams(); ++i)
+    if (metart_status s = metart_copy_to_device(
+            c, tensors[i]->data, flat.data() + l.offsets[i] * l.elementBytes,
+            l.sizes[i] * l.elementBytes)) {
+      error = metart_context_last_error(c);
+      return s;
+    }
+  return METART_OK;
+}
+
 /// The replies' parameters into `params`, their summed loss and norms.
 metart_status land(metart_context *c, State &st, Client &cl,
                    const metart_tensor *const *params, int64_t count,
@@ -111,15 +140,7 @@ metart_status land(metart_context *c, State &st, Client &cl,
       norms[i] += headerOf(r, 2 + i);
   }
   loss = headerOf(cl.links[0].reply, 1);
-  for (int64_t i = 0; i < count; ++i)
-    if (metart_status s = metart_copy_to_device(
-            c, params[i]->data,
-            cl.flatParams.data() + l.offsets[i] * l.elementBytes,
-            l.sizes[i] * l.elementBytes)) {
-      error = metart_context_last_error(c);
-      return s;
-    }
-  return METART_OK;
+  return unflatten(c, l, cl.flatParams, params, error);
 }
 
 /// A host double as a 0-d tensor's value (f32 or f64).
@@ -165,13 +186,8 @@ metart_status servers::step(metart_context *c,
   cl.links.resize(l.servers);
   cl.gradient.resize(l.total * l.elementBytes);
   cl.flatParams.resize(l.total * l.elementBytes);
-  for (int64_t i = 0; i < count; ++i)
-    if (metart_status s = metart_copy_to_host(
-            c, cl.gradient.data() + l.offsets[i] * l.elementBytes,
-            grads[i]->data, l.sizes[i] * l.elementBytes)) {
-      error = metart_context_last_error(c);
-      return s;
-    }
+  if (metart_status s = flatten(c, l, grads, cl.gradient, error))
+    return s;
   double myLoss = 0;
   {
     double d = 0;
@@ -191,13 +207,8 @@ metart_status servers::step(metart_context *c,
   // The first worker's first step starts from the initial parameters: the
   // servers take theirs from it.
   if (cl.calls == 0 && rank == 0) {
-    for (int64_t i = 0; i < count; ++i)
-      if (metart_status s = metart_copy_to_host(
-              c, cl.flatParams.data() + l.offsets[i] * l.elementBytes,
-              params[i]->data, l.sizes[i] * l.elementBytes)) {
-        error = metart_context_last_error(c);
-        return s;
-      }
+    if (metart_status s = flatten(c, l, params, cl.flatParams, error))
+      return s;
     int32_t kinds = stateKinds(st.desc);
     for (int64_t s = 0; s < l.servers; ++s) {
       std::vector<char> message(l.stateBytes(s, kinds), 0);
@@ -314,14 +325,9 @@ metart_status servers::prepare(metart_context *c, int64_t start,
   }
   st.initialState.assign(kinds, std::vector<char>(l.total * l.elementBytes));
   for (int32_t k = 0; k < kinds; ++k)
-    for (int64_t i = 0; i < l.numParams(); ++i)
-      if (metart_status s = metart_copy_to_host(
-              c, st.initialState[k].data() + l.offsets[i] * l.elementBytes,
-              state[k * l.numParams() + i]->data,
-              l.sizes[i] * l.elementBytes)) {
-        error = metart_context_last_error(c);
-        return s;
-      }
+    if (metart_status s =
+            flatten(c, l, state + k * l.numParams(), st.initialState[k], error))
+      return s;
   if (hasStepCount(st.desc)) {
     int64_t count = 0;
     if (metart_status s =
@@ -376,21 +382,11 @@ servers::fetchState(metart_context *c, const metart_tensor *const *params,
       at += slice;
     }
   }
-  auto place = [&](const std::vector<char> &from,
-                   const metart_tensor *const *to) -> metart_status {
-    for (int64_t i = 0; i < l.numParams(); ++i)
-      if (metart_status s = metart_copy_to_device(
-              c, to[i]->data, from.data() + l.offsets[i] * l.elementBytes,
-              l.sizes[i] * l.elementBytes)) {
-        error = metart_context_last_error(c);
-        return s;
-      }
-    return METART_OK;
-  };
-  if (metart_status s = place(flat[0], params))
+  if (metart_status s = unflatten(c, l, flat[0], params, error))
     return s;
   for (int32_t k = 0; k < kinds; ++k)
-    if (metart_status s = place(flat[1 + k], state + k * l.numParams()))
+    if (metart_status s =
+            unflatten(c, l, flat[1 + k], state + k * l.numParams(), error))
       return s;
   if (hasStepCount(st.desc)) {
     int64_t steps = static_cast<int64_t>(stepCount);

@@ -77,27 +77,15 @@ metart_status Trainer::trainingPeak(size_t &peak) {
 }
 
 metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
-                                int32_t dtype) {
+                                int32_t dtype, bool host) {
   t.shape = std::move(shape);
   t.dtype = dtype;
   t.bytes = t.numElements() * elementSize(dtype);
   void *data = nullptr;
-  if (metart_status s = metart_buffer_alloc(context, t.bytes, &data))
-    return fail(s, "allocating %zu bytes: %s", t.bytes,
-                metart_context_last_error(context));
-  t.descriptor = {data, dtype, static_cast<int32_t>(t.shape.size()),
-                  t.shape.data()};
-  return METART_OK;
-}
-
-metart_status Trainer::allocateHost(DeviceTensor &t, std::vector<int64_t> shape,
-                                    int32_t dtype) {
-  t.shape = std::move(shape);
-  t.dtype = dtype;
-  t.bytes = t.numElements() * elementSize(dtype);
-  void *data = nullptr;
-  if (metart_status s = metart_host_buffer_alloc(context, t.bytes, &data))
-    return fail(s, "allocating %zu bytes of host memory: %s", t.bytes,
+  if (metart_status s = host ? metart_host_buffer_alloc(context, t.bytes, &data)
+                             : metart_buffer_alloc(context, t.bytes, &data))
+    return fail(s, "allocating %zu bytes%s: %s", t.bytes,
+                host ? " of host memory" : "",
                 metart_context_last_error(context));
   t.descriptor = {data, dtype, static_cast<int32_t>(t.shape.size()),
                   t.shape.data()};
@@ -128,15 +116,13 @@ metart_status Trainer::initialize() {
       if (isStatePart(state.size() - 1))
         shape = {partElements(state.size() - 1)};
       if (metart_status s =
-              hostState ? allocateHost(state.back(), shape, params[i].dtype)
-                        : allocate(state.back(), shape, params[i].dtype))
+              allocate(state.back(), shape, params[i].dtype, hostState))
         return s;
     }
   if (program.step_counter && keepState) {
     state.emplace_back();
-    if (metart_status s = serversHoldState
-                              ? allocateHost(state.back(), {}, METART_I64)
-                              : allocate(state.back(), {}, METART_I64))
+    if (metart_status s =
+            allocate(state.back(), {}, METART_I64, serversHoldState))
       return s;
   }
   for (DeviceTensor &t : state) {

@@ -61,11 +61,10 @@ public:
 
 private:
   metart_status fail(metart_status status, const char *format, ...);
+  /// A buffer of the context's memory or, with `host`, a host buffer
+  /// (offloaded state, or the servers' state on the first worker).
   metart_status allocate(DeviceTensor &t, std::vector<int64_t> shape,
-                         int32_t dtype);
-  /// As `allocate`, in host memory (offloaded optimizer state).
-  metart_status allocateHost(DeviceTensor &t, std::vector<int64_t> shape,
-                             int32_t dtype);
+                         int32_t dtype, bool host = false);
   metart_status initialize();
   metart_status initializeParams();
   /// With `missing`, a parameter the file lacks is listed there rather
