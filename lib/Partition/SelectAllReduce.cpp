@@ -145,8 +145,20 @@ struct SelectAllReduce
           spec && lag < 0)
         lag = spec.getInt();
     });
-    // Parameter servers pace the ranks themselves (meta.server_step).
-    getOperation().walk([&](meta::ServerStepOp) { lag = 0; });
+    // Parameter servers pace the ranks themselves (meta.server_step), and
+    // take the outer gradients that top-k and PowerSGD would compress.
+    bool servers = false;
+    getOperation().walk([&](meta::ServerStepOp) { servers = true; });
+    if (servers) {
+      lag = 0;
+      if (compression->withErrorFeedback()) {
+        getOperation().emitError()
+            << "compress = " << wire
+            << " compresses the outer gradients' all-reduce, which "
+               "parameter servers replace (their pushes are not compressed)";
+        return signalPassFailure();
+      }
+    }
     if (lag > 0 && failed(markStale(lag, chosen, wire)))
       return signalPassFailure();
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);

@@ -575,7 +575,7 @@ metart_status Trainer::run(metart_train_result &result) {
     int64_t slowRank =
         options.slow_period > 0
             ? (options.slow_rank + (it - start) / options.slow_period) %
-                  metart_world_size()
+                  (metart_world_size() - program.servers.count)
             : options.slow_rank;
     if (options.slow_factor > 1 && metart_world_rank() == slowRank &&
         fastestStep.count() > 0)
