@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Preemption.h"
 #include "MpiTransport.h"
 #include "ServerState.h"
 #include "Servers.h"
@@ -55,7 +56,7 @@ bool servers::hasStepCount(const metart_servers_desc &desc) {
 metart_status servers::join(int64_t workers, const metart_servers_desc &desc,
                             const metart_param_spec *params, int64_t numParams,
                             int64_t iterations, int64_t checkpointEvery,
-                            std::string &error) {
+                            bool preemptible, std::string &error) {
   World &w = worldForSetUp();
   State &s = state();
   if (!w.mpi) {
@@ -104,6 +105,7 @@ metart_status servers::join(int64_t workers, const metart_servers_desc &desc,
   s.desc = desc;
   s.iterations = iterations;
   s.checkpointEvery = checkpointEvery;
+  s.preemptible = preemptible && !desc.asynchronous;
   s.server = w.rank >= workers ? w.rank - workers : -1;
   // Collective over the world: every rank, servers included.
   MPI_Comm side = MPI_COMM_NULL;
@@ -159,7 +161,10 @@ private:
       out.push_back(&second);
     return out;
   }
-  bool receive(int source, int64_t &from, std::string &error);
+  /// A push from `source` (any, with MPI_ANY_SOURCE); with `tag`, also the
+  /// first worker's stop, whose tag it returns.
+  bool receive(int source, int64_t &from, std::string &error,
+               int *tag = nullptr);
   metart_tensor view(std::vector<T> &v, const Piece &p, int64_t *shape) {
     *shape = p.count;
     return {v.data() + p.local, l.dtype, 1, shape};
@@ -185,14 +190,18 @@ private:
 };
 
 template <typename T>
-bool Server<T>::receive(int source, int64_t &from, std::string &error) {
+bool Server<T>::receive(int source, int64_t &from, std::string &error,
+                        int *tag) {
   watchdog::Guard guard("parameter server push", kServerMask);
   MPI_Status status;
   if (mpiFailed(MPI_Recv(incoming.data(), static_cast<int>(incoming.size()),
-                         MPI_BYTE, source, kPushTag, s.exchange, &status),
+                         MPI_BYTE, source, tag ? MPI_ANY_TAG : kPushTag,
+                         s.exchange, &status),
                 "a server's MPI_Recv of a push", error))
     return false;
   from = status.MPI_SOURCE;
+  if (tag)
+    *tag = status.MPI_TAG;
   return true;
 }
 
@@ -384,6 +393,10 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
   // The initial parameters and state, from the first worker's first step.
   if (metart_status st = receiveInitial(error))
     return st;
+  // A scheduler's SIGTERM reaches the servers too: they wait for the
+  // workers' stop, which comes after the checkpoint's iteration.
+  if (s.preemptible)
+    preemption::arm(!watchdog::running());
   std::vector<T> sum(length);
   auto gradientOf = [&]() {
     return reinterpret_cast<const T *>(incoming.data() +
@@ -424,8 +437,16 @@ template <typename T> metart_status Server<T>::run(std::string &error) {
     int32_t lossDtype = METART_F32;
     for (int64_t w = 0; w < l.workers; ++w) {
       int64_t from = 0;
-      if (!receive(static_cast<int>(w), from, error))
+      int tag = kPushTag;
+      if (!receive(static_cast<int>(w), from, error, w == 0 ? &tag : nullptr))
         return METART_ERROR_BACKEND;
+      // Preempted: the workers stopped after the update just applied.
+      if (tag == kStopTag) {
+        if (headerOf(1) != 0)
+          if (metart_status st = sendState(error))
+            return st;
+        return drainReplies(error);
+      }
       const T *g = gradientOf();
       if (w == 0)
         std::copy(g, g + length, sum.begin());

@@ -399,6 +399,38 @@ servers::fetchState(metart_context *c, const metart_tensor *const *params,
   return METART_OK;
 }
 
+metart_status servers::stop(metart_context *, int64_t version, bool wantState,
+                            std::string &error) {
+  State &st = serverState();
+  Client &cl = client();
+  if (!st.active || st.server >= 0)
+    return METART_OK;
+  const Layout &l = st.layout;
+  cl.links.resize(l.servers);
+  for (int64_t s = 0; s < l.servers; ++s) {
+    Client::Link &link = cl.links[s];
+    if (version > st.start && !pull(st, link, s, version, false, error))
+      return METART_ERROR_BACKEND;
+    for (auto &push : link.pushes)
+      if (mpiFailed(MPI_Wait(&push.second, MPI_STATUS_IGNORE),
+                    "a worker's MPI_Wait of a push", error))
+        return METART_ERROR_BACKEND;
+    link.pushes.clear();
+  }
+  int rank = 0;
+  MPI_Comm_rank(st.exchange, &rank);
+  if (rank != 0)
+    return METART_OK;
+  double message[2] = {static_cast<double>(version), wantState ? 1.0 : 0.0};
+  for (int64_t s = 0; s < l.servers; ++s)
+    if (mpiFailed(MPI_Send(message, sizeof(message), MPI_BYTE,
+                           static_cast<int>(l.workers + s), kStopTag,
+                           st.exchange),
+                  "a worker's MPI_Send of the stop", error))
+      return METART_ERROR_BACKEND;
+  return METART_OK;
+}
+
 metart_status servers::finish(metart_context *c,
                               const metart_tensor *const *params, int64_t count,
                               double *loss, std::string &error) {

@@ -65,9 +65,12 @@ metart_status servers::fetchState(metart_context *,
   error = "built without MPI";
   return METART_ERROR_UNSUPPORTED;
 }
+metart_status servers::stop(metart_context *, int64_t, bool, std::string &) {
+  return METART_OK;
+}
 metart_status servers::join(int64_t, const metart_servers_desc &,
                             const metart_param_spec *, int64_t, int64_t,
-                            int64_t, std::string &error) {
+                            int64_t, bool, std::string &error) {
   error = "parameter servers need MPI: this runtime was built without it";
   return METART_ERROR_UNSUPPORTED;
 }

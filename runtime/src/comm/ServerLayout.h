@@ -24,7 +24,9 @@ enum Tag {
   kInitTag = 7101,
   kPushTag = 7102,
   kReplyTag = 7103,
-  kStateTag = 7104
+  kStateTag = 7104,
+  /// From the first worker, after its last push: [version, wantState].
+  kStopTag = 7105
 };
 /// Doubles before the parameters of an initial or a state message: the
 /// iteration (initial) or version (state), and the optimizer's step count.

@@ -27,6 +27,7 @@ struct State {
   metart_servers_desc desc{};
   int64_t iterations = 0;
   int64_t checkpointEvery = 0;
+  bool preemptible = false;
   /// The first iteration (a resumed run's), and the state the first worker
   /// sends the servers with the initial parameters (flat per kind, then
   /// the step count; empty: zeros).

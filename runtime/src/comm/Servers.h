@@ -25,10 +25,12 @@ namespace metart::comm::servers {
 /// of meta-iterations every worker runs.
 /// `checkpointEvery` (0: none): the servers send the first worker their
 /// state after every update whose count it divides (gathered checkpoints).
+/// `preemptible`: the run writes checkpoints, so SIGTERM or SIGINT on a
+/// server only waits for the workers' stop (see `stop`).
 metart_status join(int64_t workers, const metart_servers_desc &desc,
                    const metart_param_spec *params, int64_t numParams,
                    int64_t iterations, int64_t checkpointEvery,
-                   std::string &error);
+                   bool preemptible, std::string &error);
 /// The optimizer's state buffers per parameter that the servers keep (2
 /// for Adam, 1 for SGD with momentum, else 0), and whether a step count.
 int32_t stateKinds(const metart_servers_desc &desc);
@@ -62,6 +64,11 @@ metart_status fetchState(metart_context *c, const metart_tensor *const *params,
                          int64_t count, const metart_tensor *const *state,
                          int64_t stateCount, int64_t version,
                          std::string &error);
+/// Preempted after update `version`: every worker takes the replies up to
+/// it, and the first tells the servers to stop there (sending their state
+/// first when `wantState`, for a checkpoint not yet written).
+metart_status stop(metart_context *c, int64_t version, bool wantState,
+                   std::string &error);
 /// After a worker's last step: the servers' final parameters into
 /// `params` (the same on every worker) and, when not null, their last
 /// summed meta-loss into `loss` (host double).

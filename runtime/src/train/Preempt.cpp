@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Preemption.h"
+#include "../comm/Servers.h"
 #include "Trainer.h"
 #include "metart/comm.h"
 
@@ -43,6 +44,14 @@ metart_status Trainer::agreePreemption(int &signal) {
 }
 
 metart_status Trainer::stopPreempted(int64_t iteration, int signal) {
+  // Parameter servers stop after this update (sending the state a
+  // checkpoint not yet written needs).
+  if (program.servers.count > 0) {
+    std::string why;
+    if (metart_status s = comm::servers::stop(
+            context, iteration, lastCheckpointIteration != iteration, why))
+      return fail(s, "stopping the parameter servers: %s", why.c_str());
+  }
   if (lastCheckpointIteration != iteration)
     if (metart_status s = saveCheckpoint(iteration))
       return s;

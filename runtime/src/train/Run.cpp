@@ -219,7 +219,8 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     std::string why;
     if (metart_status s = metart::comm::servers::join(
             workers, desc->servers, desc->params, desc->num_params, iterations,
-            writes ? every : 0, why)) {
+            writes ? every : 0,
+            options->train.checkpoint_dir || desc->checkpoint_dir, why)) {
       std::snprintf(error, errorSize, "cannot lay out the job: %s",
                     why.c_str());
       return s;

@@ -104,10 +104,9 @@ metart_status Trainer::initialize() {
   // With parameter servers the step takes no state: the servers keep it,
   // and the first worker holds a copy in host memory for checkpoints.
   bool serversHoldState = program.servers.count > 0;
-  bool keepState = !serversHoldState ||
-                   (sharding.writer &&
-                    ((options.checkpoint_dir && options.checkpoint_every > 0) ||
-                     options.resume_dir));
+  bool keepState =
+      !serversHoldState ||
+      (sharding.writer && (options.checkpoint_dir || options.resume_dir));
   bool hostState = program.offload_optimizer || serversHoldState;
   for (int32_t k = 0; k < (keepState ? program.state_per_param : 0); ++k)
     for (int64_t i = 0; i < program.num_params; ++i) {
@@ -556,7 +555,8 @@ metart_status Trainer::run(metart_train_result &result) {
         preemption::disarm();
     }
     bool on;
-  } armed(options.checkpoint_dir != nullptr && program.servers.count == 0);
+  } armed(options.checkpoint_dir != nullptr &&
+          !(program.servers.count > 0 && program.servers.asynchronous));
   if (options.comm_timeout_seconds > 0)
     comm::watchdog::setTimeout(options.comm_timeout_seconds);
   if (armed.on && metart_world_size() > 1)
