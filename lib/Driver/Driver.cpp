@@ -55,8 +55,9 @@ int metac::launchWithMpirun(int argc, char **argv, int64_t np) {
   if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE")) {
     if (std::to_string(np) == size)
       return -1; // already launched: go on as one of the ranks
-    llvm::errs() << "metac: error: --np " << np << " inside a job of " << size
-                 << " processes\n";
+    // One write: every rank says it, and pieces of two lines would mix.
+    llvm::errs() << ("metac: error: --np " + std::to_string(np) +
+                     " inside a job of " + size + " processes\n");
     return 1;
   }
   llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");

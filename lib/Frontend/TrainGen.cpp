@@ -451,7 +451,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                      {"model", "tasks", "loss", "algorithm", "optimizer",
                       "meta_batch", "iterations", "seed", "evaluate",
                       "checkpoint", "parallel", "on_nonfinite", "precision",
-                      "loss_scale"});
+                      "loss_scale", "offload"});
 
   // References to other declarations, with suggestions for typos.
   auto lookup = [&](StringRef field, auto &table,
@@ -511,6 +511,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                                 {"stop", "skip", "ignore"});
   auto precision =
       readChoice(fields, "precision", "precision", {"f32", "bf16", "fp16"});
+  auto offload =
+      readChoice(fields, "offload", "offload", {"none", "optimizer"});
   std::optional<std::string> lossScale;
   if (fields.has("loss_scale"))
     lossScale =
@@ -587,6 +589,9 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
     train.setOnNonfinite(*onNonfinite);
   if (*precision != "f32")
     train.setPrecision(*precision);
+  // Read by meta-offload when --offload is not given.
+  if (offload && *offload != "none")
+    train->setAttr("meta.offload", builder.getStringAttr(*offload));
   if (lossScale)
     train.setLossScale(*lossScale);
   if (checkpointEvery) {

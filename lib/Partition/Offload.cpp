@@ -27,9 +27,16 @@ struct Offload : partition::impl::MetaOffloadBase<Offload> {
   using Base::Base;
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // --offload, else the training program's `offload = ...`.
+    std::string offload = this->offload;
+    if (offload.empty())
+      module.walk([&](meta::TrainOp train) {
+        if (auto spec = train->getAttrOfType<StringAttr>("meta.offload"))
+          offload = spec.getValue().str();
+      });
     if (offload.empty() || offload == "none")
       return;
-    ModuleOp module = getOperation();
     if (offload != "optimizer") {
       if (offload == "params")
         module.emitError("offloading parameters is not built yet: "

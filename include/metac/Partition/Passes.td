@@ -211,7 +211,8 @@ def MetaOffload : Pass<"meta-offload", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"offload", "offload", "std::string", /*default=*/"\"\"",
-           "none or optimizer (empty: none)">,
+           "none or optimizer (empty: the training program's `offload`, "
+           "else none)">,
   ];
 }
 
