@@ -39,6 +39,8 @@ struct Client {
     std::deque<std::pair<std::vector<char>, MPI_Request>> pushes;
     std::vector<char> reply;
     int64_t version = -1;
+    /// Replies taken so far (their bytes are what this rank received).
+    int64_t taken = 0;
   };
   std::vector<Link> links;
 };
@@ -70,6 +72,7 @@ bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
                   "a worker's MPI_Recv of a reply", error))
       return false;
     link.version = static_cast<int64_t>(headerOf(link.reply, 0));
+    ++link.taken;
     return true;
   };
   if (next) {
@@ -259,6 +262,9 @@ metart_status servers::step(metart_context *c,
   // Parameters of at least this version: the updates of the iterations up
   // to this one, less the staleness bound.
   int64_t needed = st.start + cl.calls + 1 - st.desc.staleness;
+  std::vector<int64_t> takenBefore;
+  for (const Client::Link &link : cl.links)
+    takenBefore.push_back(link.taken);
   int64_t oldest = std::numeric_limits<int64_t>::max();
   for (int64_t s = 0; s < l.servers; ++s) {
     Client::Link &link = cl.links[s];
@@ -266,7 +272,8 @@ metart_status servers::step(metart_context *c,
         !pull(st, link, s, needed, st.desc.asynchronous, error))
       return METART_ERROR_BACKEND;
     oldest = std::min(oldest, link.version);
-    bytes += link.version >= 0 ? static_cast<int64_t>(link.reply.size()) : 0;
+    bytes +=
+        (link.taken - takenBefore[s]) * static_cast<int64_t>(l.replyBytes(s));
   }
   ++cl.calls;
   double summedLoss = myLoss * static_cast<double>(l.workers);
