@@ -33,7 +33,7 @@ if(MPI_C_FOUND)
   message(STATUS "metart: collectives through MPI ${MPI_C_VERSION}")
   target_sources(metart PRIVATE src/comm/AllReduceAlgorithms.cpp
     src/comm/MpiTransport.cpp src/comm/ParameterServer.cpp
-    src/comm/ServerClient.cpp)
+    src/comm/ServerClient.cpp src/comm/ServerCheckpoint.cpp)
   # The C API only: the C++ bindings are deprecated and warn.
   target_compile_definitions(metart PRIVATE METART_HAVE_MPI OMPI_SKIP_MPICXX
     MPICH_SKIP_MPICXX)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ServerClient.h"
 #include "../Context.h"
 #include "Communicator.h"
 #include "ServerState.h"
@@ -26,40 +27,19 @@ using namespace metart;
 using namespace metart::comm;
 using namespace metart::comm::servers;
 
-namespace {
-
-struct Client {
-  int64_t calls = 0;
-  int64_t largestLag = 0;
-  int64_t lastVersion = 0; // the oldest of the servers' last replies
-  std::vector<char> gradient, flatParams;
-  /// Per server: pushes in flight (their buffers), the newest reply and
-  /// its version.
-  struct Link {
-    std::deque<std::pair<std::vector<char>, MPI_Request>> pushes;
-    std::vector<char> reply;
-    int64_t version = -1;
-    /// Replies taken so far (their bytes are what this rank received).
-    int64_t taken = 0;
-  };
-  std::vector<Link> links;
-};
-
-Client &client() {
+Client &servers::client() {
   static Client c;
   return c;
 }
 
-double headerOf(const std::vector<char> &reply, size_t i) {
+double servers::headerOf(const std::vector<char> &reply, size_t i) {
   double h;
   std::memcpy(&h, reply.data() + i * sizeof(double), sizeof(double));
   return h;
 }
 
-/// Takes replies from server `s` until one of at least `version` (any one
-/// when `next`), then the newer ones already there.
-bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
-          std::string &error) {
+bool servers::pull(State &st, Client::Link &link, int64_t s, int64_t version,
+                   bool next, std::string &error) {
   int source = static_cast<int>(st.layout.workers + s);
   link.reply.resize(st.layout.replyBytes(s));
   // A server that died or hangs stops this rank with a message, as a
@@ -98,10 +78,18 @@ bool pull(State &st, Client::Link &link, int64_t s, int64_t version, bool next,
   }
 }
 
-/// The tensors, one per parameter, copied into the flat vector `flat`.
-metart_status flatten(metart_context *c, const Layout &l,
-                      const metart_tensor *const *tensors,
-                      std::vector<char> &flat, std::string &error) {
+bool servers::completePushes(Client::Link &link, std::string &error) {
+  for (auto &push : link.pushes)
+    if (mpiFailed(MPI_Wait(&push.second, MPI_STATUS_IGNORE),
+                  "a worker's MPI_Wait of a push", error))
+      return false;
+  link.pushes.clear();
+  return true;
+}
+
+metart_status servers::flatten(metart_context *c, const Layout &l,
+                               const metart_tensor *const *tensors,
+                               std::vector<char> &flat, std::string &error) {
   for (int64_t i = 0; i < l.numParams(); ++i)
     if (metart_status s = metart_copy_to_host(
             c, flat.data() + l.offsets[i] * l.elementBytes, tensors[i]->data,
@@ -112,11 +100,10 @@ metart_status flatten(metart_context *c, const Layout &l,
   return METART_OK;
 }
 
-/// The flat vector `flat` copied into the tensors, one per parameter.
-metart_status unflatten(metart_context *c, const Layout &l,
-                        const std::vector<char> &flat,
-                        const metart_tensor *const *tensors,
-                        std::string &error) {
+metart_status servers::unflatten(metart_context *c, const Layout &l,
+                                 const std::vector<char> &flat,
+                                 const metart_tensor *const *tensors,
+                                 std::string &error) {
   for (int64_t i = 0; i < l.numParams(); ++i)
     if (metart_status s = metart_copy_to_device(
             c, tensors[i]->data, flat.data() + l.offsets[i] * l.elementBytes,
@@ -126,6 +113,8 @@ metart_status unflatten(metart_context *c, const Layout &l,
     }
   return METART_OK;
 }
+
+namespace {
 
 /// The replies' parameters into `params`, their summed loss and norms.
 metart_status land(metart_context *c, State &st, Client &cl,
@@ -308,136 +297,6 @@ metart_status servers::step(metart_context *c,
   return METART_OK;
 }
 
-namespace {
-State &serverState() { return servers::state(); }
-} // namespace
-
-metart_status servers::prepare(metart_context *c, int64_t start,
-                               const metart_tensor *const *state,
-                               int64_t stateCount, std::string &error) {
-  State &st = serverState();
-  st.start = start;
-  client().lastVersion = st.desc.asynchronous ? 0 : start;
-  st.initialState.clear();
-  st.initialCount = 0;
-  if (!state || stateCount == 0)
-    return METART_OK;
-  const Layout &l = st.layout;
-  int32_t kinds = stateKinds(st.desc);
-  int64_t expected = kinds * l.numParams() + (hasStepCount(st.desc) ? 1 : 0);
-  if (stateCount != expected) {
-    error = "expects " + std::to_string(expected) +
-            " optimizer state tensors, got " + std::to_string(stateCount);
-    return METART_ERROR_INVALID_ARGUMENT;
-  }
-  st.initialState.assign(kinds, std::vector<char>(l.total * l.elementBytes));
-  for (int32_t k = 0; k < kinds; ++k)
-    if (metart_status s =
-            flatten(c, l, state + k * l.numParams(), st.initialState[k], error))
-      return s;
-  if (hasStepCount(st.desc)) {
-    int64_t count = 0;
-    if (metart_status s =
-            metart_copy_to_host(c, &count, state[stateCount - 1]->data, 8)) {
-      error = metart_context_last_error(c);
-      return s;
-    }
-    st.initialCount = static_cast<double>(count);
-  }
-  return METART_OK;
-}
-
-metart_status
-servers::fetchState(metart_context *c, const metart_tensor *const *params,
-                    int64_t count, const metart_tensor *const *state,
-                    int64_t stateCount, int64_t version, std::string &error) {
-  State &st = serverState();
-  const Layout &l = st.layout;
-  int32_t kinds = stateKinds(st.desc);
-  int64_t expected = kinds * l.numParams() + (hasStepCount(st.desc) ? 1 : 0);
-  if (count != l.numParams() || stateCount != expected) {
-    error = "expects the servers' " + std::to_string(l.numParams()) +
-            " parameters and " + std::to_string(expected) + " state tensors";
-    return METART_ERROR_INVALID_ARGUMENT;
-  }
-  std::vector<std::vector<char>> flat(
-      1 + kinds, std::vector<char>(l.total * l.elementBytes));
-  double stepCount = 0;
-  for (int64_t s = 0; s < l.servers; ++s) {
-    std::vector<char> message(l.stateBytes(s, kinds));
-    {
-      watchdog::Guard guard("parameter server checkpoint", kServerMask);
-      if (mpiFailed(MPI_Recv(message.data(), static_cast<int>(message.size()),
-                             MPI_BYTE, static_cast<int>(l.workers + s),
-                             kStateTag, st.exchange, MPI_STATUS_IGNORE),
-                    "a worker's MPI_Recv of a server's state", error))
-        return METART_ERROR_BACKEND;
-    }
-    double header[kStateHeader];
-    std::memcpy(header, message.data(), sizeof(header));
-    if (static_cast<int64_t>(header[0]) != version) {
-      error = "server " + std::to_string(s) + " sent the state of update " +
-              std::to_string(static_cast<int64_t>(header[0])) +
-              " for the checkpoint of " + std::to_string(version);
-      return METART_ERROR_BACKEND;
-    }
-    stepCount = header[1];
-    const char *at = message.data() + sizeof(header);
-    size_t slice = l.length(s) * l.elementBytes;
-    for (std::vector<char> &v : flat) {
-      std::memcpy(v.data() + l.begin(s) * l.elementBytes, at, slice);
-      at += slice;
-    }
-  }
-  if (metart_status s = unflatten(c, l, flat[0], params, error))
-    return s;
-  for (int32_t k = 0; k < kinds; ++k)
-    if (metart_status s =
-            unflatten(c, l, flat[1 + k], state + k * l.numParams(), error))
-      return s;
-  if (hasStepCount(st.desc)) {
-    int64_t steps = static_cast<int64_t>(stepCount);
-    if (metart_status s =
-            metart_copy_to_device(c, state[stateCount - 1]->data, &steps, 8)) {
-      error = metart_context_last_error(c);
-      return s;
-    }
-  }
-  return METART_OK;
-}
-
-metart_status servers::stop(metart_context *, int64_t version, bool wantState,
-                            std::string &error) {
-  State &st = serverState();
-  Client &cl = client();
-  if (!st.active || st.server >= 0)
-    return METART_OK;
-  const Layout &l = st.layout;
-  cl.links.resize(l.servers);
-  for (int64_t s = 0; s < l.servers; ++s) {
-    Client::Link &link = cl.links[s];
-    if (version > st.start && !pull(st, link, s, version, false, error))
-      return METART_ERROR_BACKEND;
-    for (auto &push : link.pushes)
-      if (mpiFailed(MPI_Wait(&push.second, MPI_STATUS_IGNORE),
-                    "a worker's MPI_Wait of a push", error))
-        return METART_ERROR_BACKEND;
-    link.pushes.clear();
-  }
-  int rank = 0;
-  MPI_Comm_rank(st.exchange, &rank);
-  if (rank != 0)
-    return METART_OK;
-  double message[2] = {static_cast<double>(version), wantState ? 1.0 : 0.0};
-  for (int64_t s = 0; s < l.servers; ++s)
-    if (mpiFailed(MPI_Send(message, sizeof(message), MPI_BYTE,
-                           static_cast<int>(l.workers + s), kStopTag,
-                           st.exchange),
-                  "a worker's MPI_Send of the stop", error))
-      return METART_ERROR_BACKEND;
-  return METART_OK;
-}
-
 metart_status servers::finish(metart_context *c,
                               const metart_tensor *const *params, int64_t count,
                               double *loss, std::string &error) {
@@ -450,11 +309,8 @@ metart_status servers::finish(metart_context *c,
     Client::Link &link = cl.links[s];
     if (!pull(st, link, s, st.iterations, st.desc.asynchronous, error))
       return METART_ERROR_BACKEND;
-    for (auto &push : link.pushes)
-      if (mpiFailed(MPI_Wait(&push.second, MPI_STATUS_IGNORE),
-                    "a worker's MPI_Wait of a push", error))
-        return METART_ERROR_BACKEND;
-    link.pushes.clear();
+    if (!completePushes(link, error))
+      return METART_ERROR_BACKEND;
   }
   double summed = 0;
   std::vector<double> norms;

@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 namespace metart::comm::servers {
