@@ -2,6 +2,7 @@
 
 #include "metac/Planner/CostModel.h"
 #include "CoreSharing.h"
+#include "StateCost.h"
 
 #include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
@@ -17,7 +18,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
@@ -519,26 +519,12 @@ double Estimator::transferSeconds(int64_t from, int64_t to, double bytes) {
 RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   RankProgram program;
   // --offload=optimizer: the per-parameter state lives in host memory; the
-  // device holds a staging area of the largest parameter's state, at the
-  // update (counted at the scratch peak: the update ends the step, where
-  // the gradients are live).
-  llvm::DenseSet<Value> offloaded;
-  uint64_t staging = 0;
-  function.walk([&](meta::OuterStepOp update) {
-    if (!update->hasAttr("metac.offload"))
-      return;
-    uint64_t largest = 0;
-    for (Value state : update.getState())
-      if (cast<RankedTensorType>(state.getType()).getRank() > 0) {
-        offloaded.insert(state);
-        largest =
-            std::max<uint64_t>(largest, roundUp(byteSize(state.getType())));
-      }
-    staging = largest *
-              (update.getState().size() > update.getParams().size() ? 2 : 1);
-  });
+  // device holds a staging area instead, at the update (counted at the
+  // scratch peak: the update ends the step, where the gradients are live).
+  OffloadedState offloaded = offloadedState(function);
+  uint64_t staging = offloaded.slots * roundUp(offloaded.largestBytes);
   for (BlockArgument arg : function.getArguments())
-    if (!offloaded.contains(arg))
+    if (!offloaded.values.contains(arg))
       program.persistentBytes += roundUp(byteSize(arg.getType()));
   program.scratchBytes = replayScratch(function).peakBytes + staging;
   // Where both are calibrated, an op runs between its speed on operands
@@ -620,42 +606,16 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       return collective(Collective::AllReduce, o.getGridAxes(), bytes,
                         algorithm ? algorithm.getValue() : StringRef());
     }
-    // Offloaded state crosses the host link twice per update (in, out),
-    // not overlapped with the update yet.
-    if (auto update = dyn_cast<meta::OuterStepOp>(op);
-        update && update->hasAttr("metac.offload")) {
-      double bytes = 0;
-      for (Value state : update.getState())
-        if (cast<RankedTensorType>(state.getType()).getRank() > 0)
-          bytes += double(byteSize(state.getType()));
-      compute.seconds += 2 * bytes / device.hostBandwidthOrDefault();
-    }
+    if (auto update = dyn_cast<meta::OuterStepOp>(op))
+      compute.seconds += offloadTransferSeconds(update, device);
     if (auto o = dyn_cast<meta::ServerStepOp>(op)) {
-      // Parameter servers: each takes every rank's push of its slice and
-      // sends each rank the slice back, one message per rank each way over
-      // its own link (the incast that makes servers scale with their
-      // count). They are ranks beyond the mesh: on other nodes once the
-      // mesh fills its own.
       flush();
-      double bytes = 0;
-      for (Value p : o.getParams())
-        bytes += double(byteSize(p.getType()));
-      int64_t workers = 1;
-      for (int64_t size : mesh)
-        workers *= size;
-      int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
-      GroupPlacement pair;
-      pair.size = 2;
-      pair.nodes = workers + int64_t(o.getServers()) > perNode ? 2 : 1;
-      pair.perNode = pair.nodes == 1 ? 2 : 1;
-      double slice = bytes / double(o.getServers());
+      ServerTraffic traffic = serverTraffic(o, mesh, cluster);
       Event e;
       e.kind = Event::Collective;
       e.mask = maskOf({0, 1});
-      e.bytes = 2 * bytes;
-      e.seconds = 2 * double(workers) *
-                  estimateCollective(Collective::SendRecv, slice, pair, cluster)
-                      .seconds;
+      e.bytes = traffic.bytes;
+      e.seconds = traffic.seconds;
       // A rank that may compute on stale parameters does not wait here.
       e.async = o.getAsynchronous() || o.getStaleness() > 0;
       program.events.push_back(e);

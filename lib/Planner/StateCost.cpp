@@ -1,0 +1,76 @@
+//===- StateCost.cpp - offloaded state and parameter servers --------------===//
+
+#include "StateCost.h"
+
+#include "metac/Planner/CollectiveCost.h"
+#include "metac/Planner/OpCost.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::planner;
+
+/// The per-parameter state of `update` (the step count stays on the
+/// device).
+static SmallVector<Value> perParameterState(meta::OuterStepOp update) {
+  SmallVector<Value> out;
+  for (Value state : update.getState())
+    if (cast<RankedTensorType>(state.getType()).getRank() > 0)
+      out.push_back(state);
+  return out;
+}
+
+OffloadedState planner::offloadedState(func::FuncOp function) {
+  OffloadedState result;
+  function.walk([&](meta::OuterStepOp update) {
+    if (!update->hasAttr("metac.offload"))
+      return;
+    for (Value state : perParameterState(update)) {
+      result.values.insert(state);
+      result.largestBytes =
+          std::max(result.largestBytes, tensorBytes(state.getType()));
+    }
+    // Adam's two moments, SGD's one momentum buffer.
+    result.slots = update.getState().size() > update.getParams().size() ? 2 : 1;
+  });
+  return result;
+}
+
+double planner::offloadTransferSeconds(meta::OuterStepOp update,
+                                       const DeviceDescription &device) {
+  if (!update->hasAttr("metac.offload"))
+    return 0;
+  double bytes = 0;
+  for (Value state : perParameterState(update))
+    bytes += double(tensorBytes(state.getType()));
+  // In and out, not overlapped with the update yet.
+  return 2 * bytes / device.hostBandwidthOrDefault();
+}
+
+ServerTraffic planner::serverTraffic(meta::ServerStepOp step,
+                                     ArrayRef<int64_t> mesh,
+                                     const ClusterDescription &cluster) {
+  // Each server takes every worker's push of its slice and sends each the
+  // slice back, one message per worker each way over its own link (the
+  // incast that makes servers scale with their count). They are ranks
+  // beyond the mesh: on other nodes once the mesh fills its own.
+  double bytes = 0;
+  for (Value p : step.getParams())
+    bytes += double(tensorBytes(p.getType()));
+  int64_t workers = 1;
+  for (int64_t size : mesh)
+    workers *= size;
+  int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);
+  GroupPlacement pair;
+  pair.size = 2;
+  pair.nodes = workers + int64_t(step.getServers()) > perNode ? 2 : 1;
+  pair.perNode = pair.nodes == 1 ? 2 : 1;
+  double slice = bytes / double(step.getServers());
+  ServerTraffic traffic;
+  traffic.bytes = 2 * bytes;
+  traffic.seconds =
+      2 * double(workers) *
+      estimateCollective(Collective::SendRecv, slice, pair, cluster).seconds;
+  return traffic;
+}

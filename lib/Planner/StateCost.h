@@ -1,0 +1,48 @@
+//===- StateCost.h - where the outer optimizer's state lives ----*- C++ -*-===//
+//
+// The costs of the two options that move the outer optimizer's state off
+// a rank's device: offloading it to host memory (--offload=optimizer),
+// which frees its device memory at two host-link crossings per update, and
+// parameter servers (meta.server_step), which hold it on ranks of their
+// own at one message per worker each way through every server's link.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAC_LIB_PLANNER_STATECOST_H
+#define METAC_LIB_PLANNER_STATECOST_H
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Planner/ClusterDescription.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace metac::planner {
+
+/// The state `function`'s offloaded outer updates keep in host memory, and
+/// the staging area the device holds at an update instead: `slots` times
+/// the largest parameter's state (before alignment).
+struct OffloadedState {
+  llvm::DenseSet<mlir::Value> values;
+  uint64_t largestBytes = 0;
+  uint64_t slots = 0;
+};
+OffloadedState offloadedState(mlir::func::FuncOp function);
+
+/// Seconds an offloaded update spends moving its state in and out over the
+/// host link (0 for one that is not offloaded).
+double offloadTransferSeconds(meta::OuterStepOp update,
+                              const DeviceDescription &device);
+
+/// Bytes a worker sends and receives through the servers per step, and
+/// the seconds that takes on a mesh of `mesh`'s sizes.
+struct ServerTraffic {
+  double bytes = 0, seconds = 0;
+};
+ServerTraffic serverTraffic(meta::ServerStepOp step,
+                            llvm::ArrayRef<int64_t> mesh,
+                            const ClusterDescription &cluster);
+
+} // namespace metac::planner
+
+#endif // METAC_LIB_PLANNER_STATECOST_H
