@@ -137,6 +137,13 @@ struct Options {
                "outer optimizer's moments, copied to the device around each "
                "parameter's update) or none"),
       cl::value_desc("none|optimizer"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> balance{
+      "balance",
+      cl::desc("How a meta-batch mixed from task classes (the spec's mix { "
+               "... }) splits over the task axis: cost (each rank about the "
+               "same estimated work) or count (the same number of tasks); "
+               "default: the spec's parallel { balance = ... }, else cost"),
+      cl::value_desc("cost|count"), cl::init(""), cl::cat(category)};
   cl::opt<int64_t> parameterServers{
       "parameter-servers",
       cl::desc("Ranks beyond the mesh that hold the meta-parameters and the "
@@ -761,6 +768,13 @@ int metac::metacMain(int argc, char **argv) {
   }
   pipeline.parameterServers = options.parameterServers;
   pipeline.offload = options.offload;
+  if (!options.balance.empty() && options.balance != "cost" &&
+      options.balance != "count") {
+    llvm::errs() << "metac: error: --balance must be cost or count, got '"
+                 << options.balance << "'\n";
+    return 1;
+  }
+  pipeline.balance = options.balance;
   planRequest.options.bucketBytes = pipeline.bucketBytes;
   planRequest.options.allReduce = pipeline.allReduce;
   planRequest.options.compress = pipeline.compress;

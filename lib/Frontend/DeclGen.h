@@ -31,6 +31,13 @@ meta::TrainOp generateTrain(const TrainDecl &decl,
                             const DeclarationNames &names,
                             SourceDiagnostics &diags, mlir::OpBuilder &builder);
 
+/// The task classes of a train declaration's `mix { ... }` record (`field`
+/// is that record): an array of {name, tasks, support, query, steps}
+/// dictionaries for `meta.task_mix`, or null after errors.
+mlir::ArrayAttr readTaskMix(const Field &field, SourceDiagnostics &diags,
+                            mlir::OpBuilder &builder, meta::TasksOp tasks,
+                            mlir::Attribute algorithm, int64_t metaBatch);
+
 } // namespace metac::frontend
 
 #endif // METAC_LIB_FRONTEND_DECLGEN_H

@@ -234,6 +234,8 @@ struct CommunicationChoice {
   /// `staleness = inf`: asynchronous updates (parameter servers only).
   bool asynchronous = false;
   int64_t parameterServers = 0;
+  /// How the task axis splits a mixed meta-batch: by cost or by count.
+  std::string balance = "cost";
 };
 
 /// Reads `compress`: a name (none, bf16, fp16) or a record (`topk { ratio
@@ -315,8 +317,16 @@ bool readCommunication(SourceDiagnostics &diags, FieldReader &r,
   auto staleness = choice.asynchronous ? std::optional<int64_t>(0)
                                        : r.integer("staleness", int64_t(0), 0);
   auto servers = r.integer("parameter_servers", int64_t(0), 0);
-  if (!allReduce || !overlap || !staleness || !servers)
+  auto balance = r.name("balance", std::string("cost"));
+  if (!allReduce || !overlap || !staleness || !servers || !balance)
     return false;
+  if (*balance != "cost" && *balance != "count") {
+    InFlightDiagnostic diag = r.error(*r.find("balance"));
+    diag << "balance must be cost or count, got '" << *balance << "'";
+    attachDidYouMean(diag, *balance, {"cost", "count"});
+    return false;
+  }
+  choice.balance = *balance;
   if (*servers > 4096) {
     r.error(*r.find("parameter_servers"))
         << "parameter_servers must be at most 4096, got " << *servers;
@@ -359,7 +369,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   FieldReader r(diags, record.fields, "parallel", record.loc,
                 {"mesh", "micro_batches", "schedule", "auto", "cluster",
                  "allreduce", "compress", "overlap", "staleness",
-                 "parameter_servers"});
+                 "parameter_servers", "balance"});
   if (r.hadError() || !readCommunication(diags, r, communication))
     return nullptr;
   const Field *autoField = r.find("auto");
@@ -451,7 +461,7 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                      {"model", "tasks", "loss", "algorithm", "optimizer",
                       "meta_batch", "iterations", "seed", "evaluate",
                       "checkpoint", "parallel", "on_nonfinite", "precision",
-                      "loss_scale", "offload"});
+                      "loss_scale", "offload", "mix"});
 
   // References to other declarations, with suggestions for typos.
   auto lookup = [&](StringRef field, auto &table,
@@ -554,6 +564,16 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
       (fields.has("parallel") && planFailed))
     return nullptr;
 
+  ArrayAttr mix;
+  if (const ConfigValue *record = recordField(fields, "mix")) {
+    (void)record;
+    if (declared.tasks.count(*tasks))
+      mix = readTaskMix(*fields.find("mix"), diags, builder,
+                        declared.tasks.lookup(*tasks), algorithm, *metaBatch);
+    if (!mix)
+      return nullptr;
+  }
+
   auto train = meta::TrainOp::create(
       builder, diags.getLocation(decl.loc), decl.name, *model, *tasks, *loss,
       algorithm, optimizer, *metaBatch, *iterations, *seed);
@@ -583,6 +603,13 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
   if (communication.parameterServers > 0)
     train->setAttr("meta.parameter_servers",
                    builder.getI64IntegerAttr(communication.parameterServers));
+  // Read by the expand phase (one batch per class) and, for `balance`, by
+  // the assignment of tasks to the task axis.
+  if (mix)
+    train->setAttr("meta.task_mix", mix);
+  if (communication.balance != "cost")
+    train->setAttr("meta.balance",
+                   builder.getStringAttr(communication.balance));
   if (clipNorm)
     train.setClipNormAttr(builder.getF64FloatAttr(*clipNorm));
   if (*onNonfinite != "stop")

@@ -31,10 +31,22 @@ namespace {
 /// inputs, support targets, query inputs, query targets, each [T, N, ...].
 constexpr unsigned kBatchArguments = 4;
 
+/// The task batch arguments a function ends with: four per task class of a
+/// mixed meta-batch's step (`meta.task_classes`), else four.
+unsigned batchArgumentCount(func::FuncOp function) {
+  if (auto classes =
+          function->getAttrOfType<DenseI64ArrayAttr>("meta.task_classes"))
+    return kBatchArguments * classes.size();
+  return kBatchArguments;
+}
+
 SmallVector<func::FuncOp> compiledFunctions(meta::TrainOp train,
                                             SymbolTable &symbols) {
   SmallVector<func::FuncOp> functions;
-  if (auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step"))
+  if (auto variants = train->getAttrOfType<ArrayAttr>("meta.step_variants"))
+    for (auto step : variants.getAsRange<FlatSymbolRefAttr>())
+      functions.push_back(symbols.lookup<func::FuncOp>(step.getValue()));
+  else if (auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step"))
     functions.push_back(symbols.lookup<func::FuncOp>(step.getValue()));
   if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
     for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
@@ -45,10 +57,11 @@ SmallVector<func::FuncOp> compiledFunctions(meta::TrainOp train,
 /// Reports why `mesh` cannot split the batch of `function`, if it cannot.
 LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
                            const MeshShape &mesh, StringRef origin) {
-  if (!function || function.getNumArguments() < kBatchArguments)
+  if (!function || function.getNumArguments() < batchArgumentCount(function))
     return train.emitOpError("has no compiled step or evaluation function to "
                              "partition (run the expand phase first)");
-  for (BlockArgument arg : function.getArguments().take_back(kBatchArguments)) {
+  for (BlockArgument arg :
+       function.getArguments().take_back(batchArgumentCount(function))) {
     auto type = cast<RankedTensorType>(arg.getType());
     const char *what[] = {"tasks per meta-batch", "samples per task"};
     for (unsigned axis : {MeshAxis::Task, MeshAxis::Data}) {
@@ -298,7 +311,8 @@ void annotateBatch(func::FuncOp function, shard::GridOp grid,
   auto sharding =
       shard::ShardingOp::create(b, loc, FlatSymbolRefAttr::get(grid), splitAxes,
                                 ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
-  for (BlockArgument arg : function.getArguments().take_back(kBatchArguments)) {
+  for (BlockArgument arg :
+       function.getArguments().take_back(batchArgumentCount(function))) {
     auto annotated = shard::ShardOp::create(b, loc, arg.getType(), arg,
                                             sharding.getResult(), false);
     arg.replaceAllUsesExcept(annotated.getResult(), annotated);
@@ -345,6 +359,19 @@ struct MetaPlanPass
       shape.sizes = {plan.getTask(), plan.getData(), plan.getTensor(),
                      plan.getPipeline()};
     StringRef origin = override ? "from --mesh" : "from the spec";
+    // A mixed meta-batch was split over the task axis when it was expanded.
+    if (auto parts = train->getAttrOfType<IntegerAttr>("meta.task_parts")) {
+      if (parts.getInt() != shape.sizes[MeshAxis::Task])
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the mixed meta-batch was split over " << parts.getInt()
+               << " task ranks when it was expanded";
+      if (shape.sizes[MeshAxis::Pipeline] > 1)
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): a mixed meta-batch does not combine with pipeline "
+                  "stages yet";
+    }
     if (shape.isSingleRank())
       return success();
     // Pipeline stages take the tasks in micro-batches (groups of tasks).

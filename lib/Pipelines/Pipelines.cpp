@@ -4,6 +4,7 @@
 
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/Transforms/Passes.h"
+#include "metac/Partition/Mesh.h"
 #include "metac/Partition/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -80,7 +81,14 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     mixed.precision = options.precision;
     mixed.lossScale = options.lossScale;
     pm.addPass(meta::createMetaMixedPrecision(mixed));
-    pm.addPass(meta::createMetaExpand());
+    meta::MetaExpandOptions expand;
+    if (!options.mesh.empty())
+      if (auto parsed = partition::parseMeshShape(options.mesh))
+        expand.taskParts = parsed->sizes[partition::MeshAxis::Task];
+      else
+        llvm::consumeError(parsed.takeError()); // reported by meta-plan
+    expand.balance = options.balance;
+    pm.addPass(meta::createMetaExpand(expand));
     pm.addPass(meta::createMetaUnrollAdapt());
   }
   if (after(Phase::Batched)) {

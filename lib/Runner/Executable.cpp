@@ -111,6 +111,30 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
   }
   if (p.evaluations.empty())
     os << "  {0, 0, {0, {{0, 0}, {0, 0}, {0, 0}, 0, 0, 0}, 0}, 0},\n";
+  // A mixed meta-batch: its classes, the steps of its groups of task
+  // ranks and which rank runs which.
+  os << "};\n";
+  for (auto [g, group] : llvm::enumerate(p.stepGroups))
+    os << "int32_t metac_group_" << g
+       << "(metart_context *, metart_tensor *const *, metart_tensor *const "
+          "*) __asm__("
+       << quoted(group) << ");\n";
+  auto array = [&](StringRef name, ArrayRef<int64_t> values) {
+    os << "static const int64_t " << name << "[] = {";
+    llvm::interleaveComma(values, os);
+    if (values.empty())
+      os << "0";
+    os << "};\n";
+  };
+  array("class_tasks", p.classTasks);
+  array("class_support", p.classSupport);
+  array("class_query", p.classQuery);
+  array("task_assignment", p.taskAssignment);
+  os << "static const metart_function step_groups[] = {";
+  for (size_t g = 0; g < p.stepGroups.size(); ++g)
+    os << (g ? ", " : "") << "metac_group_" << g;
+  if (p.stepGroups.empty())
+    os << "0";
   os << "};\nstatic const int32_t zero_sharded[] = {";
   llvm::interleaveComma(p.zeroSharded, os);
   if (p.zeroSharded.empty())
@@ -141,6 +165,11 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << ", " << p.servers.guarded << ", "
      << llvm::format("%.17g", p.servers.clip_norm)
      << "},\n  .offload_optimizer = " << p.offloadOptimizer
+     << ",\n  .num_task_classes = " << p.classTasks.size()
+     << ", .class_tasks = class_tasks, .class_support = class_support, "
+        ".class_query = class_query,\n  .step_groups = step_groups, "
+        ".num_step_groups = "
+     << p.stepGroups.size() << ", .task_assignment = task_assignment"
      << "};\n\nint main(int argc, char **argv) {\n"
      << "  return metart_main(argc, argv, &program);\n}\n";
 }

@@ -3,6 +3,7 @@
 #include "ProgramDescription.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
 #include "metac/Planner/OpCost.h"
 
 using namespace mlir;
@@ -131,6 +132,36 @@ static void describeServers(meta::ServerStepOp server, ProgramDescription &d) {
   d.guarded = d.guarded || s.guarded;
 }
 
+/// A mixed meta-batch's classes, step groups and assignment.
+LogicalResult describeTaskMix(meta::TrainOp train, ProgramDescription &d) {
+  auto mix = train->getAttrOfType<ArrayAttr>("meta.task_mix");
+  if (!mix)
+    return success();
+  auto variants = train->getAttrOfType<ArrayAttr>("meta.step_variants");
+  auto assignment =
+      train->getAttrOfType<DenseI64ArrayAttr>("meta.task_assignment");
+  std::optional<std::vector<meta::TaskClass>> classes =
+      meta::readTaskClasses(mix);
+  if (!variants || !assignment || !classes)
+    return train.emitError("mixes task classes but was not expanded into "
+                           "steps for them");
+  for (const meta::TaskClass &c : *classes) {
+    d.classTasks.push_back(c.tasks);
+    d.classSupport.push_back(c.support);
+    d.classQuery.push_back(c.query);
+  }
+  for (auto v : variants.getAsRange<FlatSymbolRefAttr>())
+    d.stepGroups.push_back(v.getValue().str());
+  d.taskAssignment.assign(assignment.asArrayRef().begin(),
+                          assignment.asArrayRef().end());
+  size_t row = 1 + 2 * classes->size();
+  if (d.taskAssignment.size() != row * static_cast<size_t>(d.mesh[0]))
+    return train.emitError("the mixed meta-batch was split over ")
+           << d.taskAssignment.size() / row << " task ranks, but the mesh has "
+           << d.mesh[0];
+  return success();
+}
+
 FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   auto trains = llvm::to_vector(module.getOps<meta::TrainOp>());
   if (trains.size() != 1)
@@ -249,6 +280,9 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     if (auto offload = stepFunction->getAttrOfType<StringAttr>("meta.offload"))
       d.offloadOptimizer = offload.getValue() == "optimizer";
   }
+
+  if (failed(describeTaskMix(train, d)))
+    return failure();
 
   FailureOr<TasksDescription> tasks =
       describeTasks(module.lookupSymbol<meta::TasksOp>(train.getTasks()));

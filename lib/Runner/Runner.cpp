@@ -257,6 +257,21 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.step = (*steps)[runStage];
   if (stages > 1)
     desc.step_stages = steps->data();
+  // A mixed meta-batch: the step of each group of task ranks.
+  std::vector<metart_function> stepGroups;
+  for (const std::string &group : program->stepGroups) {
+    FailureOr<metart_function> fn = lookup(group);
+    if (failed(fn))
+      return failure();
+    stepGroups.push_back(*fn);
+  }
+  desc.num_task_classes = program->classTasks.size();
+  desc.class_tasks = program->classTasks.data();
+  desc.class_support = program->classSupport.data();
+  desc.class_query = program->classQuery.data();
+  desc.step_groups = stepGroups.data();
+  desc.num_step_groups = stepGroups.size();
+  desc.task_assignment = program->taskAssignment.data();
   desc.params = program->params.data();
   desc.num_params = program->params.size();
   desc.state_per_param = program->statePerParam;

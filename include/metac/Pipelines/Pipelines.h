@@ -53,6 +53,9 @@ bool isPhaseImplemented(Phase phase);
 struct PipelineOptions {
   /// A mesh overriding the spec's plan (`--mesh task=4,data=2`), or empty.
   std::string mesh;
+  /// How a mixed meta-batch splits over the task axis (`--balance`: cost
+  /// or count), or empty for the spec's.
+  std::string balance;
   /// Largest bucket of merged all-reduces in the optimized phase; 0 turns
   /// bucketing off.
   int64_t bucketBytes = 25 << 20;

@@ -876,6 +876,11 @@ struct ConvertNNToRuntimePass
         return signalPassFailure();
       }
       SmallVector<StringRef> names{name.getValue()};
+      // A mixed meta-batch's other groups of task ranks have their own.
+      if (auto variants = train->getAttrOfType<ArrayAttr>("meta.step_variants"))
+        for (auto v :
+             llvm::drop_begin(variants.getAsRange<FlatSymbolRefAttr>()))
+          names.push_back(v.getValue());
       if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
         for (auto eval : evals.getAsRange<FlatSymbolRefAttr>())
           names.push_back(eval.getValue());

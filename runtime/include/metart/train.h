@@ -161,6 +161,21 @@ typedef struct metart_program {
    *  each parameter's state to the device around its update. The step
    *  count stays on the device. */
   int32_t offload_optimizer;
+  /** A meta-batch mixed from task classes (num_task_classes > 0; the
+   *  spec's `mix`): class c draws `class_tasks[c]` tasks per meta-batch
+   *  from `class_distributions[c]` (its own support and query sizes); its
+   *  tasks are the meta-batch's tasks [sum of the earlier classes' counts,
+   *  + class_tasks[c]). Ranks of the task axis compute different shares:
+   *  per task coordinate, `task_assignment` holds the index of its step in
+   *  `step_groups` (replacing `step`), then per class the first task (of
+   *  the class's) and the count. Such a step takes four batch tensors per
+   *  class with a non-zero count, in class order. */
+  int64_t num_task_classes;
+  metart_tasks *const *class_distributions;
+  const int64_t *class_tasks;
+  const metart_function *step_groups;
+  int64_t num_step_groups;
+  const int64_t *task_assignment;
 } metart_program;
 
 /** How checkpoints are written. GATHERED: one safetensors file of whole
@@ -368,6 +383,15 @@ typedef struct metart_program_desc {
   const int32_t *zero_sharded; /* as in metart_program */
   metart_servers_desc servers; /* as in metart_program */
   int32_t offload_optimizer;   /* as in metart_program */
+  /** A mixed meta-batch (as in metart_program): per class its tasks per
+   *  meta-batch, support and query sizes (of `tasks`'s kind). */
+  int64_t num_task_classes;
+  const int64_t *class_tasks;
+  const int64_t *class_support;
+  const int64_t *class_query;
+  const metart_function *step_groups;
+  int64_t num_step_groups;
+  const int64_t *task_assignment;
 } metart_program_desc;
 
 typedef struct metart_run_options {

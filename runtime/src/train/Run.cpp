@@ -273,6 +273,33 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                                     error, errorSize))
     return s;
   program.tasks = handles.tasks.back();
+  // A mixed meta-batch: one distribution per class, of the class's sizes.
+  std::vector<metart_tasks *> classDistributions;
+  for (int64_t c = 0; c < desc->num_task_classes; ++c) {
+    metart_tasks_spec spec = desc->tasks;
+    if (spec.kind == METART_TASKS_SINUSOID) {
+      spec.sinusoid.support = desc->class_support[c];
+      spec.sinusoid.query = desc->class_query[c];
+    } else if (spec.kind == METART_TASKS_SEQUENCE) {
+      spec.sequence.support = desc->class_support[c];
+      spec.sequence.query = desc->class_query[c];
+    } else {
+      std::snprintf(error, errorSize,
+                    "a mixed meta-batch draws sinusoid or sequence tasks");
+      return METART_ERROR_INVALID_ARGUMENT;
+    }
+    handles.tasks.push_back(nullptr);
+    if (metart_status s =
+            createTasks(spec, seed, &handles.tasks.back(), error, errorSize))
+      return s;
+    classDistributions.push_back(handles.tasks.back());
+  }
+  program.num_task_classes = desc->num_task_classes;
+  program.class_distributions = classDistributions.data();
+  program.class_tasks = desc->class_tasks;
+  program.step_groups = desc->step_groups;
+  program.num_step_groups = desc->num_step_groups;
+  program.task_assignment = desc->task_assignment;
   std::vector<metart_eval_spec> evals;
   for (int64_t i = 0; i < desc->num_evals; ++i) {
     const metart_eval_desc &e = desc->evals[i];

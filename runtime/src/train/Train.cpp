@@ -156,7 +156,34 @@ metart_status Trainer::initialize() {
     loss.bytes = elementSize(lossType);
     loss.descriptor = {health.lossSlot(), lossType, 0, loss.shape.data()};
   }
-  return allocateBatch(program.tasks, batch, hostBatch, localBatch);
+  if (metart_status s = assignShares())
+    return s;
+  return allocateBatch(shares, batch, hostBatch, localBatch);
+}
+
+metart_status Trainer::assignShares() {
+  shares.clear();
+  step = program.step;
+  if (program.num_task_classes == 0) {
+    shares.push_back({program.tasks, sharding.firstTask(program.meta_batch),
+                      sharding.localTasks(program.meta_batch)});
+    return METART_OK;
+  }
+  const int64_t *row = program.task_assignment +
+                       sharding.taskCoord * (1 + 2 * program.num_task_classes);
+  if (row[0] < 0 || row[0] >= program.num_step_groups)
+    return fail(METART_ERROR_INVALID_ARGUMENT,
+                "task rank %lld has no step among the %lld groups",
+                static_cast<long long>(sharding.taskCoord),
+                static_cast<long long>(program.num_step_groups));
+  step = program.step_groups[row[0]];
+  for (int64_t c = 0, offset = 0; c < program.num_task_classes;
+       offset += program.class_tasks[c++]) {
+    int64_t first = row[1 + 2 * c], count = row[2 + 2 * c];
+    if (count > 0)
+      shares.push_back({program.class_distributions[c], offset + first, count});
+  }
+  return METART_OK;
 }
 
 metart_status Trainer::initializeParams() {
@@ -203,65 +230,72 @@ metart_status Trainer::initializeParams() {
   return METART_OK;
 }
 
-metart_status Trainer::allocateBatch(metart_tasks *tasks,
+metart_status Trainer::allocateBatch(const std::vector<TaskShare> &shares,
                                      std::vector<DeviceTensor> &out,
                                      std::vector<std::vector<char>> &host,
                                      std::vector<std::vector<char>> &local) {
-  int64_t support = 0, query = 0;
-  metart_tasks_sizes(tasks, &support, &query);
-  if (support % sharding.dataParts || query % sharding.dataParts)
-    return fail(METART_ERROR_INVALID_ARGUMENT,
-                "support and query sets of %lld and %lld samples do not "
-                "split over %lld ranks of the data axis",
-                static_cast<long long>(support), static_cast<long long>(query),
-                static_cast<long long>(sharding.dataParts));
-  int64_t tasksHere = sharding.localTasks(program.meta_batch);
-  out.assign(4, DeviceTensor());
-  host.assign(4, {});
-  local.assign(4, {});
-  for (int i = 0; i < 4; ++i) {
-    int32_t dtype = 0, rank = 0;
-    const int64_t *sample = nullptr;
-    if (metart_status s =
-            metart_tasks_sample_type(tasks, i % 2, &dtype, &rank, &sample))
-      return fail(s, "cannot read the task distribution's sample types");
-    int64_t samples = i < 2 ? support : query;
-    std::vector<int64_t> shape = {tasksHere, sharding.localSamples(samples)};
-    shape.insert(shape.end(), sample, sample + rank);
-    if (metart_status s = allocate(out[i], shape, dtype))
-      return s;
-    local[i].resize(out[i].bytes);
-    host[i].resize(out[i].bytes * sharding.dataParts);
+  out.assign(4 * shares.size(), DeviceTensor());
+  host.assign(out.size(), {});
+  local.assign(out.size(), {});
+  for (size_t k = 0; k < shares.size(); ++k) {
+    metart_tasks *tasks = shares[k].tasks;
+    int64_t support = 0, query = 0;
+    metart_tasks_sizes(tasks, &support, &query);
+    if (support % sharding.dataParts || query % sharding.dataParts)
+      return fail(METART_ERROR_INVALID_ARGUMENT,
+                  "support and query sets of %lld and %lld samples do not "
+                  "split over %lld ranks of the data axis",
+                  static_cast<long long>(support),
+                  static_cast<long long>(query),
+                  static_cast<long long>(sharding.dataParts));
+    for (int i = 0; i < 4; ++i) {
+      int32_t dtype = 0, rank = 0;
+      const int64_t *sample = nullptr;
+      if (metart_status s =
+              metart_tasks_sample_type(tasks, i % 2, &dtype, &rank, &sample))
+        return fail(s, "cannot read the task distribution's sample types");
+      int64_t samples = i < 2 ? support : query;
+      std::vector<int64_t> shape = {shares[k].count,
+                                    sharding.localSamples(samples)};
+      shape.insert(shape.end(), sample, sample + rank);
+      size_t at = 4 * k + i;
+      if (metart_status s = allocate(out[at], shape, dtype))
+        return s;
+      local[at].resize(out[at].bytes);
+      host[at].resize(out[at].bytes * sharding.dataParts);
+    }
   }
   return METART_OK;
 }
 
-metart_status Trainer::drawBatch(metart_tasks *tasks, metart_split split,
-                                 int64_t iteration, int64_t first,
-                                 std::vector<DeviceTensor> &out,
+metart_status Trainer::drawBatch(const std::vector<TaskShare> &shares,
+                                 metart_split split, int64_t iteration,
+                                 int64_t first, std::vector<DeviceTensor> &out,
                                  std::vector<std::vector<char>> &host,
                                  std::vector<std::vector<char>> &local) {
   // This rank's tasks of the global draw, whole; then its samples of each.
-  int64_t tasksHere = sharding.localTasks(program.meta_batch);
-  if (metart_status s = metart_tasks_draw(
-          tasks, split, iteration,
-          first + sharding.firstTask(program.meta_batch), tasksHere,
-          host[0].data(), host[1].data(), host[2].data(), host[3].data()))
-    return fail(s, "drawing tasks of iteration %lld failed: %s",
-                static_cast<long long>(iteration),
-                metart_tasks_last_error(tasks));
-  for (int i = 0; i < 4; ++i) {
-    const char *mine = host[i].data();
-    if (sharding.dataParts > 1 && out[i].bytes) {
-      int64_t samplesHere = out[i].shape[1];
-      size_t sampleBytes = out[i].bytes / (tasksHere * samplesHere);
-      sharding.sliceSamples(host[i].data(), local[i].data(), tasksHere,
-                            samplesHere * sharding.dataParts, sampleBytes);
-      mine = local[i].data();
+  for (size_t k = 0; k < shares.size(); ++k) {
+    const TaskShare &share = shares[k];
+    std::vector<char> *h = &host[4 * k];
+    if (metart_status s = metart_tasks_draw(
+            share.tasks, split, iteration, first + share.first, share.count,
+            h[0].data(), h[1].data(), h[2].data(), h[3].data()))
+      return fail(s, "drawing tasks of iteration %lld failed: %s",
+                  static_cast<long long>(iteration),
+                  metart_tasks_last_error(share.tasks));
+    for (size_t i = 4 * k; i < 4 * k + 4; ++i) {
+      const char *mine = host[i].data();
+      if (sharding.dataParts > 1 && out[i].bytes) {
+        int64_t samplesHere = out[i].shape[1];
+        size_t sampleBytes = out[i].bytes / (share.count * samplesHere);
+        sharding.sliceSamples(host[i].data(), local[i].data(), share.count,
+                              samplesHere * sharding.dataParts, sampleBytes);
+        mine = local[i].data();
+      }
+      if (metart_status s = metart_copy_to_device(
+              context, out[i].descriptor.data, mine, out[i].bytes))
+        return fail(s, "%s", metart_context_last_error(context));
     }
-    if (metart_status s = metart_copy_to_device(context, out[i].descriptor.data,
-                                                mine, out[i].bytes))
-      return fail(s, "%s", metart_context_last_error(context));
   }
   return METART_OK;
 }
@@ -276,8 +310,11 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
                                 metart_eval_result &result) {
   std::vector<DeviceTensor> evalBatch;
   std::vector<std::vector<char>> evalHost, evalLocal;
+  std::vector<TaskShare> evalShares = {
+      {spec.tasks, sharding.firstTask(program.meta_batch),
+       sharding.localTasks(program.meta_batch)}};
   if (metart_status s =
-          allocateBatch(spec.tasks, evalBatch, evalHost, evalLocal))
+          allocateBatch(evalShares, evalBatch, evalHost, evalLocal))
     return s;
   DeviceTensor losses, accuracies;
   if (metart_status s = allocate(losses, {program.meta_batch}, loss.dtype))
@@ -307,7 +344,7 @@ metart_status Trainer::evaluate(const metart_eval_spec &spec,
        ++draw) {
     // Evaluation tasks are consecutive indices of one draw, so they are
     // distinct (fixed episodes: episode i mod N).
-    if (metart_status s = drawBatch(spec.tasks, METART_SPLIT_EVAL, 0,
+    if (metart_status s = drawBatch(evalShares, METART_SPLIT_EVAL, 0,
                                     draw * program.meta_batch, evalBatch,
                                     evalHost, evalLocal))
       return s;
@@ -533,7 +570,7 @@ metart_status Trainer::run(metart_train_result &result) {
       options.iterations >= 0 ? options.iterations : program.iterations;
   // Profiling times each call, and collectives keep per-call statistics:
   // both need the calls, not a replay.
-  metart::train::StepRunner runner(context, program.step,
+  metart::train::StepRunner runner(context, step,
                                    !options.no_graph && !options.profile &&
                                        !options.trace_path &&
                                        metart_world_size() == 1);
@@ -567,7 +604,7 @@ metart_status Trainer::run(metart_train_result &result) {
     context->profile.enable(options.profile && it > start);
     auto begin = std::chrono::steady_clock::now();
     metart_comm_stats_reset(context);
-    if ((status = drawBatch(program.tasks, METART_SPLIT_TRAIN, it, 0, batch,
+    if ((status = drawBatch(shares, METART_SPLIT_TRAIN, it, 0, batch,
                             hostBatch, localBatch)))
       break;
     // A straggler computes slower: it starts its step late by (factor - 1)

@@ -50,6 +50,13 @@ struct DeviceTensor {
   }
 };
 
+/// A batch this rank computes: `count` tasks from `first` (an index into
+/// the meta-batch) drawn from `tasks`.
+struct TaskShare {
+  metart_tasks *tasks = nullptr;
+  int64_t first = 0, count = 0;
+};
+
 class Trainer {
 public:
   Trainer(metart_context *context, const metart_program &program,
@@ -82,12 +89,18 @@ private:
   metart_status loadSharded(const std::string &dir, int64_t *iteration);
   /// Resumes from the later of `dir`'s gathered and sharded checkpoints.
   metart_status resume(const char *dir, int64_t *iteration);
-  metart_status allocateBatch(metart_tasks *tasks,
+  /// This rank's shares of the training meta-batch and its step: its
+  /// slice of the one distribution's, or its group's of each class of a
+  /// mixed meta-batch.
+  metart_status assignShares();
+  /// Four tensors (support and query inputs and targets) per share.
+  metart_status allocateBatch(const std::vector<TaskShare> &shares,
                               std::vector<DeviceTensor> &batch,
                               std::vector<std::vector<char>> &host,
                               std::vector<std::vector<char>> &local);
-  metart_status drawBatch(metart_tasks *tasks, metart_split split,
-                          int64_t iteration, int64_t first,
+  /// Draws each share's tasks of `iteration`, `first` tasks further on.
+  metart_status drawBatch(const std::vector<TaskShare> &shares,
+                          metart_split split, int64_t iteration, int64_t first,
                           std::vector<DeviceTensor> &batch,
                           std::vector<std::vector<char>> &host,
                           std::vector<std::vector<char>> &local);
@@ -128,6 +141,8 @@ private:
   char *error;
   size_t errorSize;
   std::vector<DeviceTensor> params, state, batch;
+  std::vector<TaskShare> shares;
+  metart_function step = nullptr;
   /// Whole drawn tasks (`hostBatch`) and this rank's samples of them.
   std::vector<std::vector<char>> hostBatch, localBatch;
   DeviceTensor loss;

@@ -1,6 +1,7 @@
 //===- Expand.cpp - meta.train to its meta-iteration step function --------===//
 
 #include "metac/Dialect/Meta/Transforms/Passes.h"
+#include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
 
 #include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -72,12 +73,24 @@ Value emitLoss(OpBuilder &b, Location loc, LossKind kind, Value prediction,
   return nn::CrossEntropyLossOp::create(b, loc, scalar, prediction, target);
 }
 
+/// One batch of tasks of a step: `count` tasks of `support` and `query`
+/// samples, adapted by `steps` inner steps (MAML, ANIL).
+struct BatchPart {
+  int64_t count, support, query, steps;
+};
+
 class StepBuilder {
 public:
   StepBuilder(TrainOp train, func::FuncOp model, TasksOp tasks)
       : train(train), model(model), tasks(tasks) {}
 
+  /// `@<name>.step` over the task distribution's batch.
   FailureOr<func::FuncOp> build(OpBuilder &b);
+  /// A step named `name` over several batches of tasks (a mixed
+  /// meta-batch, `meta.task_mix`): its meta-loss is the sum of their query
+  /// losses over the meta-batch's `meta_batch` tasks.
+  FailureOr<func::FuncOp> buildMixed(OpBuilder &b, StringRef name,
+                                     ArrayRef<BatchPart> parts);
 
   /// `@<name>.eval<steps>(params..., task batch) -> per-task query losses`:
   /// adaptation by `steps` first-order inner steps (none for 0) on each
@@ -443,6 +456,16 @@ LogicalResult StepBuilder::selectHead(StringRef head) {
 }
 
 FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
+  return buildMixed(b, (train.getSymName() + ".step").str(),
+                    {BatchPart{static_cast<int64_t>(train.getMetaBatch()),
+                               static_cast<int64_t>(tasks.getSupport()),
+                               static_cast<int64_t>(tasks.getQuery()), -1}});
+}
+
+FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
+                                                ArrayRef<BatchPart> parts) {
+  // A part with steps >= 0 is one class of a mixed meta-batch.
+  bool mixed = parts.size() > 1 || parts.front().steps >= 0;
   auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm());
   auto reptile = dyn_cast<ReptileAttr>(train.getAlgorithm());
   auto anil = dyn_cast<ANILAttr>(train.getAlgorithm());
@@ -463,10 +486,16 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   FunctionType modelType = model.getFunctionType();
   SmallVector<Type> paramTypes = learnedTypes();
   Type input = tasks.getInputType(), target = tasks.getTargetType();
-  int64_t support = tasks.getSupport(), query = tasks.getQuery();
-  SmallVector<Type> batchTypes = {
-      stacked({count, support}, input), stacked({count, support}, target),
-      stacked({count, query}, input), stacked({count, query}, target)};
+  if (mixed && !maml && !anil)
+    return train.emitOpError("mixes task classes, which needs maml or anil");
+  SmallVector<Type> batchTypes;
+  for (const BatchPart &part : parts)
+    llvm::append_range(
+        batchTypes,
+        SmallVector<Type>{stacked({part.count, part.support}, input),
+                          stacked({part.count, part.support}, target),
+                          stacked({part.count, part.query}, input),
+                          stacked({part.count, part.query}, target)});
 
   // Optimizer state: per-parameter buffers, then the step count.
   OptimizerStateLayout layout = getOptimizerStateLayout(train.getOptimizer());
@@ -498,8 +527,8 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     results.push_back(RankedTensorType::get(
         {static_cast<int64_t>(paramTypes.size())}, b.getF64Type()));
 
-  auto step = func::FuncOp::create(b, loc, (train.getSymName() + ".step").str(),
-                                   b.getFunctionType(inputs, results));
+  auto step =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
   if (metasgd)
     nameLearnedParameters(step, metasgd.getInnerLr().convertToDouble());
   Block *entry = step.addEntryBlock();
@@ -509,7 +538,7 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
   ValueRange args = entry->getArguments();
   ValueRange params = args.take_front(n);
   ValueRange state = args.slice(n, stateTypes.size());
-  ValueRange batch = args.take_back(4);
+  ValueRange batch = args.take_back(batchTypes.size());
   Value lossScale;
   if (scaled) {
     unsigned index = n + stateTypes.size();
@@ -535,41 +564,52 @@ FailureOr<func::FuncOp> StepBuilder::build(OpBuilder &b) {
     Block *body = b.createBlock(&grad.getBody());
     for (Type t : paramTypes)
       body->addArgument(t, loc);
-    auto map = MapOp::create(b, loc, TypeRange{stacked({count}, scalar)}, batch,
-                             body->getArguments());
-    Block *taskBody = b.createBlock(&map.getBody());
-    for (Type t : batchTypes)
-      taskBody->addArgument(taskSlice(t), loc);
-    for (Type t : paramTypes)
-      taskBody->addArgument(t, loc);
-    FailureOr<Value> prediction;
-    if (metasgd) {
-      ValueRange learned = taskBody->getArguments().drop_front(4);
-      size_t half = learned.size() / 2;
-      prediction = emitMetaSGDPrediction(
-          b, metasgd.getSteps(), metasgd.getOrder(), learned.take_front(half),
-          learned.drop_front(half), taskBody->getArguments().take_front(4));
-    } else if (protonet) {
-      prediction = emitPrototypeLogits(
-          b, taskBody->getArguments().drop_front(4),
-          taskBody->getArguments().take_front(4), tasks.getWaysAttr().getInt());
-    } else {
-      int64_t steps = maml ? maml.getSteps() : anil.getSteps();
-      double innerLr =
-          (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
-      int64_t order = maml ? maml.getOrder() : anil.getOrder();
-      prediction = emitQueryPrediction(b, steps, innerLr, order,
-                                       taskBody->getArguments().drop_front(4),
-                                       taskBody->getArguments().take_front(4));
-    }
-    if (failed(prediction))
-      return failure();
-    YieldOp::create(
-        b, loc,
-        emitQueryLoss(b, *prediction, taskBody->getArguments().take_front(4)));
-    b.setInsertionPointAfter(map);
     nn::NNBuilder nn(b, loc);
-    Value metaLoss = nn.reduceMean(map.getResult(0), {0});
+    Value metaLoss;
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      auto map = MapOp::create(
+          b, loc, TypeRange{stacked({part.count}, scalar)},
+          batch.slice(4 * i, 4), body->getArguments());
+      Block *taskBody = b.createBlock(&map.getBody());
+      for (Type t : ArrayRef<Type>(batchTypes).slice(4 * i, 4))
+        taskBody->addArgument(taskSlice(t), loc);
+      for (Type t : paramTypes)
+        taskBody->addArgument(t, loc);
+      ValueRange task = taskBody->getArguments().take_front(4);
+      ValueRange theta = taskBody->getArguments().drop_front(4);
+      FailureOr<Value> prediction;
+      if (metasgd) {
+        size_t half = theta.size() / 2;
+        prediction =
+            emitMetaSGDPrediction(b, metasgd.getSteps(), metasgd.getOrder(),
+                                  theta.take_front(half),
+                                  theta.drop_front(half), task);
+      } else if (protonet) {
+        prediction = emitPrototypeLogits(b, theta, task,
+                                         tasks.getWaysAttr().getInt());
+      } else {
+        int64_t steps =
+            mixed ? part.steps : (maml ? maml.getSteps() : anil.getSteps());
+        double innerLr =
+            (maml ? maml.getInnerLr() : anil.getInnerLr()).convertToDouble();
+        int64_t order = maml ? maml.getOrder() : anil.getOrder();
+        prediction = emitQueryPrediction(b, steps, innerLr, order, theta, task);
+      }
+      if (failed(prediction))
+        return failure();
+      YieldOp::create(b, loc, emitQueryLoss(b, *prediction, task));
+      b.setInsertionPointAfter(map);
+      if (!mixed) {
+        metaLoss = nn.reduceMean(map.getResult(0), {0});
+        continue;
+      }
+      Value sum = nn.reduceSum(map.getResult(0), {0});
+      metaLoss = metaLoss ? nn.add(metaLoss, sum) : sum;
+    }
+    // Over the whole meta-batch: a task axis that splits it sums the
+    // parts of its ranks, whatever their shares.
+    if (mixed)
+      metaLoss = nn.scale(metaLoss, 1.0 / train.getMetaBatch());
     YieldOp::create(b, loc, lossScale ? nn.mul(metaLoss, lossScale) : metaLoss);
   }
   if (!lossScale) {
@@ -757,6 +797,74 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
 
 struct MetaExpandPass
     : public metac::meta::impl::MetaExpandBase<MetaExpandPass> {
+  using MetaExpandBase::MetaExpandBase;
+
+  /// The steps of a mixed meta-batch: one per group of task ranks with the
+  /// same share of each class.
+  LogicalResult buildMixedSteps(OpBuilder &b, TrainOp train,
+                                StepBuilder &builder, ArrayAttr mix) {
+    std::optional<std::vector<TaskClass>> classes = readTaskClasses(mix);
+    if (!classes)
+      return train.emitOpError("has a malformed meta.task_mix (expected "
+                               "{name, tasks, support, query, steps} "
+                               "dictionaries)");
+    int64_t metaBatch = 0;
+    for (const TaskClass &c : *classes)
+      metaBatch += c.tasks;
+    if (metaBatch != static_cast<int64_t>(train.getMetaBatch()))
+      return train.emitOpError("mixes ")
+             << metaBatch << " tasks into a meta-batch of "
+             << train.getMetaBatch();
+    int64_t parts = taskParts;
+    if (parts <= 0)
+      parts = train.getPlanAttr() ? train.getPlanAttr().getTask() : 1;
+    std::string how = balance;
+    if (how.empty())
+      how = train->hasAttr("meta.balance")
+                ? train->getAttrOfType<StringAttr>("meta.balance").str()
+                : "cost";
+    if (how != "cost" && how != "count")
+      return train.emitOpError("balance must be cost or count, got '")
+             << how << "'";
+    int64_t order = 2;
+    if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
+      order = maml.getOrder();
+    else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm()))
+      order = anil.getOrder();
+    std::string error;
+    TaskAssignment assignment =
+        assignTasks(*classes, parts, how == "cost", order, error);
+    if (!error.empty())
+      return train.emitOpError() << error;
+    SmallVector<Attribute> variants;
+    for (auto [g, shares] : llvm::enumerate(assignment.groups)) {
+      SmallVector<BatchPart> batches;
+      SmallVector<int64_t> present;
+      for (auto [c, share] : llvm::enumerate(shares))
+        if (share > 0) {
+          const TaskClass &k = (*classes)[c];
+          // The group's batch as the whole axis would hold it: the
+          // partitioner gives each of its ranks `share` tasks.
+          batches.push_back({share * parts, k.support, k.query, k.steps});
+          present.push_back(c);
+        }
+      std::string name = (train.getSymName() + ".step").str();
+      if (g > 0)
+        name += ".group" + std::to_string(g);
+      FailureOr<func::FuncOp> step = builder.buildMixed(b, name, batches);
+      if (failed(step))
+        return failure();
+      (*step)->setAttr("meta.task_classes", b.getDenseI64ArrayAttr(present));
+      variants.push_back(FlatSymbolRefAttr::get(*step));
+    }
+    train->setAttr("meta.step", cast<FlatSymbolRefAttr>(variants.front()));
+    train->setAttr("meta.step_variants", b.getArrayAttr(variants));
+    train->setAttr("meta.task_assignment",
+                   b.getDenseI64ArrayAttr(flattenAssignment(assignment)));
+    train->setAttr("meta.task_parts", b.getI64IntegerAttr(parts));
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
@@ -769,10 +877,15 @@ struct MetaExpandPass
       }
       b.setInsertionPointAfter(train);
       StepBuilder builder(train, model, tasks);
-      FailureOr<func::FuncOp> step = builder.build(b);
-      if (failed(step))
-        return signalPassFailure();
-      train->setAttr("meta.step", FlatSymbolRefAttr::get(*step));
+      if (auto mix = train->getAttrOfType<ArrayAttr>("meta.task_mix")) {
+        if (failed(buildMixedSteps(b, train, builder, mix)))
+          return signalPassFailure();
+      } else {
+        FailureOr<func::FuncOp> step = builder.build(b);
+        if (failed(step))
+          return signalPassFailure();
+        train->setAttr("meta.step", FlatSymbolRefAttr::get(*step));
+      }
       // One evaluation function per number of adaptation steps.
       SmallVector<Attribute> evals;
       for (auto evaluate : train.getBody().front().getOps<EvaluateOp>()) {

@@ -99,7 +99,25 @@ def MetaExpand : Pass<"meta-expand", "::mlir::ModuleOp"> {
 
     Supports MAML (order 1 and 2, hence FOMAML); other algorithms are
     reported.
+
+    A meta-batch mixed from task classes (`meta.task_mix`) has one batch
+    (four arguments) and one `meta.map` per class, each with the class's
+    sizes and inner steps, and a meta-loss summed over the meta-batch. Its
+    tasks are split over the task axis (`task-parts`, else the plan's) by
+    estimated cost or by count (`balance`, else `meta.balance`, else cost);
+    ranks with different shares of the classes get different functions,
+    `@<name>.step` and `@<name>.step.group<g>`, listed in
+    `meta.step_variants`, with `meta.task_assignment` saying which rank
+    runs which and draws which tasks.
   }];
+  let options = [
+    Option<"taskParts", "task-parts", "int64_t", /*default=*/"0",
+           "Ranks of the task axis a mixed meta-batch is split over (0: the "
+           "train op's plan, else 1)">,
+    Option<"balance", "balance", "std::string", /*default=*/"\"\"",
+           "How a mixed meta-batch is split over the task axis: cost or "
+           "count (empty: the train op's meta.balance, else cost)">,
+  ];
   let dependentDialects = ["::metac::nn::NNDialect",
                            "::mlir::func::FuncDialect"];
 }

@@ -1,0 +1,120 @@
+//===- TaskAssignment.cpp - a mixed meta-batch over the task axis ---------===//
+
+#include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+using namespace metac::meta;
+
+std::optional<std::vector<TaskClass>>
+metac::meta::readTaskClasses(ArrayAttr mix) {
+  std::vector<TaskClass> classes;
+  for (Attribute entry : mix) {
+    auto dict = dyn_cast<DictionaryAttr>(entry);
+    if (!dict)
+      return std::nullopt;
+    TaskClass c;
+    auto name = dict.getAs<StringAttr>("name");
+    if (!name)
+      return std::nullopt;
+    c.name = name.str();
+    int64_t *fields[] = {&c.tasks, &c.support, &c.query, &c.steps};
+    const char *names[] = {"tasks", "support", "query", "steps"};
+    for (int i = 0; i < 4; ++i) {
+      auto value = dict.getAs<IntegerAttr>(names[i]);
+      if (!value || value.getInt() < (i == 3 ? 0 : 1))
+        return std::nullopt;
+      *fields[i] = value.getInt();
+    }
+    classes.push_back(std::move(c));
+  }
+  if (classes.empty())
+    return std::nullopt;
+  return classes;
+}
+
+double metac::meta::estimateTaskCost(const TaskClass &c, int64_t order) {
+  double perSupportStep = order >= 2 ? 9 : 3;
+  double perUpdate = order >= 2 ? 2 : 1;
+  return perSupportStep * c.support * c.steps + 3.0 * c.query +
+         perUpdate * c.steps + 1;
+}
+
+TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
+                                        int64_t parts, bool byCost,
+                                        int64_t order, std::string &error) {
+  TaskAssignment a;
+  size_t n = classes.size();
+  int64_t total = 0;
+  for (const TaskClass &c : classes)
+    total += c.tasks;
+  if (parts < 1 || total < parts) {
+    error = "the meta-batch of " + std::to_string(total) +
+            " tasks is smaller than the task axis (" + std::to_string(parts) +
+            " ranks)";
+    return a;
+  }
+  a.count.assign(parts, std::vector<int64_t>(n, 0));
+  a.cost.assign(parts, 0);
+  if (byCost) {
+    // LPT: the most expensive tasks first, each to the least loaded rank
+    // (the lowest coordinate among equals, so the split is deterministic).
+    std::vector<size_t> order_(n);
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
+      return estimateTaskCost(classes[x], order) >
+             estimateTaskCost(classes[y], order);
+    });
+    for (size_t c : order_) {
+      double cost = estimateTaskCost(classes[c], order);
+      for (int64_t k = 0; k < classes[c].tasks; ++k) {
+        int64_t best = std::min_element(a.cost.begin(), a.cost.end()) -
+                       a.cost.begin();
+        a.cost[best] += cost;
+        ++a.count[best][c];
+      }
+    }
+  } else {
+    if (total % parts) {
+      error = "balance = count needs the meta-batch of " +
+              std::to_string(total) + " tasks to divide over the task axis (" +
+              std::to_string(parts) + " ranks)";
+      return a;
+    }
+    // The meta-batch class after class, cut into equal counts.
+    int64_t each = total / parts, task = 0;
+    for (size_t c = 0; c < n; ++c)
+      for (int64_t k = 0; k < classes[c].tasks; ++k, ++task) {
+        ++a.count[task / each][c];
+        a.cost[task / each] += estimateTaskCost(classes[c], order);
+      }
+  }
+  a.first.assign(parts, std::vector<int64_t>(n, 0));
+  for (size_t c = 0; c < n; ++c)
+    for (int64_t t = 1; t < parts; ++t)
+      a.first[t][c] = a.first[t - 1][c] + a.count[t - 1][c];
+  for (int64_t t = 0; t < parts; ++t) {
+    auto it = std::find(a.groups.begin(), a.groups.end(), a.count[t]);
+    a.groupOf.push_back(it - a.groups.begin());
+    if (it == a.groups.end())
+      a.groups.push_back(a.count[t]);
+  }
+  return a;
+}
+
+std::vector<int64_t>
+metac::meta::flattenAssignment(const TaskAssignment &a) {
+  std::vector<int64_t> flat;
+  for (size_t t = 0; t < a.groupOf.size(); ++t) {
+    flat.push_back(a.groupOf[t]);
+    for (size_t c = 0; c < a.count[t].size(); ++c) {
+      flat.push_back(a.first[t][c]);
+      flat.push_back(a.count[t][c]);
+    }
+  }
+  return flat;
+}
