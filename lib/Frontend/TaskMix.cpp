@@ -23,9 +23,8 @@ using namespace metac;
 using namespace metac::frontend;
 
 ArrayAttr metac::frontend::readTaskMix(const Field &field,
-                                       SourceDiagnostics &diags,
-                                       OpBuilder &b, meta::TasksOp tasks,
-                                       Attribute algorithm,
+                                       SourceDiagnostics &diags, OpBuilder &b,
+                                       meta::TasksOp tasks, Attribute algorithm,
                                        int64_t metaBatch) {
   const ConfigValue &record = *field.value;
   if (record.fields.empty()) {
@@ -64,8 +63,8 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
       continue;
     }
     if (!seen.insert(entry.name).second) {
-      diags.error(entry.loc) << "task class '" << entry.name
-                             << "' is given twice";
+      diags.error(entry.loc)
+          << "task class '" << entry.name << "' is given twice";
       failed = true;
       continue;
     }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "StepGroups.h"
 #include "metac/Partition/Passes.h"
 
 #include "BlockDependents.h"
@@ -222,6 +223,12 @@ struct MetaAccumulateGradientsPass
         train.emitError("gradient accumulation and pipeline stages cannot be "
                         "combined yet (the pipeline already streams the "
                         "meta-batch in micro-batches)");
+        return signalPassFailure();
+      }
+      if (metac::partition::hasStepGroups(train)) {
+        train.emitError("gradient accumulation does not combine with a "
+                        "mixed meta-batch whose task ranks run different "
+                        "steps yet");
         return signalPassFailure();
       }
       auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "StepGroups.h"
 #include "metac/Partition/Passes.h"
 
 #include "metac/Dialect/Meta/IR/MetaAttrs.h"
@@ -88,6 +89,11 @@ struct ParameterServers
                         "data axes (each holds whole slices of the "
                         "replicated parameters), not tensor = ")
             << plan.getTensor() << ", pipeline = " << plan.getPipeline();
+        return signalPassFailure();
+      }
+      if (metac::partition::hasStepGroups(train)) {
+        train.emitError("parameter servers do not combine with a mixed "
+                        "meta-batch whose task ranks run different steps yet");
         return signalPassFailure();
       }
       auto stepName = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");

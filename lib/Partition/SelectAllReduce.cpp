@@ -1,5 +1,6 @@
 //===- SelectAllReduce.cpp - the algorithm of every all-reduce ------------===//
 
+#include "StepGroups.h"
 #include "metac/Partition/Passes.h"
 
 #include "metac/Dialect/Meta/IR/Compression.h"
@@ -86,6 +87,12 @@ struct SelectAllReduce
              << algorithm << " or compress = " << wire;
     LogicalResult result = success();
     module.walk([&](meta::TrainOp train) {
+      if (metac::partition::hasStepGroups(train)) {
+        result = train.emitError("staleness does not combine with a mixed "
+                                 "meta-batch whose task ranks run different "
+                                 "steps yet");
+        return;
+      }
       auto stepName = train->getAttrOfType<FlatSymbolRefAttr>("meta.step");
       auto step = stepName ? module.lookupSymbol<func::FuncOp>(stepName)
                            : func::FuncOp();

@@ -297,6 +297,11 @@ typedef struct metart_train_result {
    *  end. */
   int64_t overflow_iterations;
   double loss_scale;
+  /** Per meta-iteration (after the first), the time a rank's step computes
+   *  (its time less its collectives', where it waits for the others): the
+   *  busiest rank's and the mean over the ranks. Their ratio is the load
+   *  imbalance. */
+  double busy_seconds_max, busy_seconds_mean;
 } metart_train_result;
 
 /** Meta-trains `program` as `options` say. Errors (a bad file, a failing

@@ -122,6 +122,18 @@ void printComm(FILE *out, const metart_train_result &result) {
                  line.c_str());
 }
 
+/// The load balance of a run on several ranks: the busiest rank's compute
+/// per meta-iteration against the mean.
+void printBalance(FILE *out, const metart_train_result &result) {
+  if (metart_world_size() < 2 || result.busy_seconds_mean <= 0)
+    return;
+  std::fprintf(out,
+               "balance: the busiest rank computes %.3f ms/iteration, the "
+               "mean %.3f: imbalance %.2f (max/mean)\n",
+               result.busy_seconds_max * 1e3, result.busy_seconds_mean * 1e3,
+               result.busy_seconds_max / result.busy_seconds_mean);
+}
+
 metart_status createTasks(const metart_tasks_spec &spec, uint64_t seed,
                           metart_tasks **out, char *error, size_t size) {
   metart_status status;
@@ -343,6 +355,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
                  desc->flops_per_iteration / perIteration / 1e9);
   std::fprintf(out, "\n");
   printComm(out, result);
+  printBalance(out, result);
   // Overflows of a scaled loss are reported with the scale, below.
   int64_t nonfinite = result.skipped_iterations - result.overflow_iterations;
   if (nonfinite > 0)

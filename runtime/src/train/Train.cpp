@@ -52,27 +52,32 @@ metart_status Trainer::fail(metart_status status, const char *format, ...) {
 metart_status Trainer::trainingPeak(size_t &peak) {
   metart_memory_stats stats;
   metart_memory_stats_get(context, &stats);
-  peak = stats.peak_bytes;
+  // The largest over the ranks (pipeline stages differ).
+  double bytes = static_cast<double>(stats.peak_bytes);
+  if (metart_status s = reduceOverRanks(bytes, METART_REDUCE_MAX))
+    return s;
+  peak = static_cast<size_t>(bytes);
+  return METART_OK;
+}
+
+metart_status Trainer::reduceOverRanks(double &value, int32_t op) {
   if (metart_world_size() == 1)
     return METART_OK;
-  // The largest over the ranks (pipeline stages differ), by a MAX
-  // all-reduce of one double.
-  DeviceTensor value;
-  if (metart_status s = allocate(value, {1}, METART_F64))
+  // An all-reduce of one double over every axis.
+  DeviceTensor t;
+  if (metart_status s = allocate(t, {1}, METART_F64))
     return s;
-  double bytes = static_cast<double>(peak);
   metart_status s =
-      metart_copy_to_device(context, value.descriptor.data, &bytes, 8);
+      metart_copy_to_device(context, t.descriptor.data, &value, 8);
   if (!s)
-    s = metart_all_reduce(context, &value.descriptor, &value.descriptor,
-                          /*every axis*/ 15, METART_REDUCE_MAX);
+    s = metart_all_reduce(context, &t.descriptor, &t.descriptor,
+                          /*every axis*/ 15, op);
   if (!s)
-    s = metart_copy_to_host(context, &bytes, value.descriptor.data, 8);
-  metart_buffer_free(context, value.descriptor.data);
+    s = metart_copy_to_host(context, &value, t.descriptor.data, 8);
+  metart_buffer_free(context, t.descriptor.data);
   if (s)
-    return fail(s, "agreeing on the peak memory: %s",
+    return fail(s, "agreeing on the ranks' figures: %s",
                 metart_context_last_error(context));
-  peak = static_cast<size_t>(bytes);
   return METART_OK;
 }
 
@@ -575,7 +580,7 @@ metart_status Trainer::run(metart_train_result &result) {
                                        !options.trace_path &&
                                        metart_world_size() == 1);
   context->timeline.enable(options.trace_path != nullptr);
-  double elapsed = 0, lossValue = 0;
+  double elapsed = 0, lossValue = 0, busy = 0;
   int64_t timed = 0;
   metart_status status = METART_OK;
   std::chrono::steady_clock::duration lastStep{}, fastestStep{};
@@ -604,8 +609,8 @@ metart_status Trainer::run(metart_train_result &result) {
     context->profile.enable(options.profile && it > start);
     auto begin = std::chrono::steady_clock::now();
     metart_comm_stats_reset(context);
-    if ((status = drawBatch(shares, METART_SPLIT_TRAIN, it, 0, batch,
-                            hostBatch, localBatch)))
+    if ((status = drawBatch(shares, METART_SPLIT_TRAIN, it, 0, batch, hostBatch,
+                            localBatch)))
       break;
     // A straggler computes slower: it starts its step late by (factor - 1)
     // times its last step, so the others wait in the step's collectives.
@@ -663,6 +668,12 @@ metart_status Trainer::run(metart_train_result &result) {
       result.comm[mask].seconds += comm[mask].seconds;
       result.comm[mask].async_calls += comm[mask].async_calls;
       result.comm[mask].overlapped_seconds += comm[mask].overlapped_seconds;
+    }
+    if (it > start) {
+      double waited = 0;
+      for (int mask = 1; mask < 16; ++mask)
+        waited += comm[mask].seconds;
+      busy += std::chrono::duration<double>(lastStep).count() - waited;
     }
     bool healthy = true, overflow = false;
     if (program.guarded) {
@@ -841,11 +852,26 @@ metart_status Trainer::run(metart_train_result &result) {
   }
   result.final_loss = program.guarded ? healthyLoss : lossValue;
   result.seconds_per_iteration = timed ? elapsed / timed : 0;
-  if (metart_status s = trainingPeak(result.peak_train_device_bytes)) {
+  // The load balance over the ranks: the busiest's compute against the
+  // mean.
+  result.busy_seconds_max = result.busy_seconds_mean = timed ? busy / timed : 0;
+  metart_status agreed = trainingPeak(result.peak_train_device_bytes);
+  if (!agreed)
+    agreed = reduceOverRanks(result.busy_seconds_max, METART_REDUCE_MAX);
+  if (!agreed &&
+      !(agreed = reduceOverRanks(result.busy_seconds_mean, METART_REDUCE_SUM)))
+    result.busy_seconds_mean /= metart_world_size();
+  if (agreed) {
     if (metrics)
       std::fclose(metrics);
-    return s;
+    return agreed;
   }
+  if (metrics && metart_world_size() > 1 && result.busy_seconds_mean > 0)
+    std::fprintf(metrics,
+                 "{\"balance\": {\"busy_max_seconds\": %.9g, "
+                 "\"busy_mean_seconds\": %.9g, \"imbalance\": %.6g}}\n",
+                 result.busy_seconds_max, result.busy_seconds_mean,
+                 result.busy_seconds_max / result.busy_seconds_mean);
   if (metrics) {
     metart_memory_stats held;
     metart_memory_stats_get(context, &held);

@@ -108,6 +108,8 @@ private:
   metart_status barrier();
   /// The largest rank's peak device memory so far.
   metart_status trainingPeak(size_t &peak);
+  /// `value` reduced over every rank by `op` (itself on one rank).
+  metart_status reduceOverRanks(double &value, int32_t op);
   metart_status evaluate(const metart_eval_spec &spec,
                          metart_eval_result &result);
   void progress(int64_t iteration, int64_t total, double loss,

@@ -567,9 +567,8 @@ FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
     nn::NNBuilder nn(b, loc);
     Value metaLoss;
     for (auto [i, part] : llvm::enumerate(parts)) {
-      auto map = MapOp::create(
-          b, loc, TypeRange{stacked({part.count}, scalar)},
-          batch.slice(4 * i, 4), body->getArguments());
+      auto map = MapOp::create(b, loc, TypeRange{stacked({part.count}, scalar)},
+                               batch.slice(4 * i, 4), body->getArguments());
       Block *taskBody = b.createBlock(&map.getBody());
       for (Type t : ArrayRef<Type>(batchTypes).slice(4 * i, 4))
         taskBody->addArgument(taskSlice(t), loc);
@@ -580,13 +579,12 @@ FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
       FailureOr<Value> prediction;
       if (metasgd) {
         size_t half = theta.size() / 2;
-        prediction =
-            emitMetaSGDPrediction(b, metasgd.getSteps(), metasgd.getOrder(),
-                                  theta.take_front(half),
-                                  theta.drop_front(half), task);
+        prediction = emitMetaSGDPrediction(
+            b, metasgd.getSteps(), metasgd.getOrder(), theta.take_front(half),
+            theta.drop_front(half), task);
       } else if (protonet) {
-        prediction = emitPrototypeLogits(b, theta, task,
-                                         tasks.getWaysAttr().getInt());
+        prediction =
+            emitPrototypeLogits(b, theta, task, tasks.getWaysAttr().getInt());
       } else {
         int64_t steps =
             mixed ? part.steps : (maml ? maml.getSteps() : anil.getSteps());

@@ -72,8 +72,8 @@ TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
     for (size_t c : order_) {
       double cost = estimateTaskCost(classes[c], order);
       for (int64_t k = 0; k < classes[c].tasks; ++k) {
-        int64_t best = std::min_element(a.cost.begin(), a.cost.end()) -
-                       a.cost.begin();
+        int64_t best =
+            std::min_element(a.cost.begin(), a.cost.end()) - a.cost.begin();
         a.cost[best] += cost;
         ++a.count[best][c];
       }
@@ -106,8 +106,7 @@ TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
   return a;
 }
 
-std::vector<int64_t>
-metac::meta::flattenAssignment(const TaskAssignment &a) {
+std::vector<int64_t> metac::meta::flattenAssignment(const TaskAssignment &a) {
   std::vector<int64_t> flat;
   for (size_t t = 0; t < a.groupOf.size(); ++t) {
     flat.push_back(a.groupOf[t]);
