@@ -51,6 +51,7 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   llvm::StringMap<AxisTotals> comm, firstComm;
   json::Array evaluations;
   json::Value nonfinite = nullptr;
+  json::Object balance;
   // `--profile`: seconds in each runtime entry point over the timed
   // iterations.
   json::Array profile;
@@ -80,6 +81,10 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
     }
     if (json::Object *policy = object->getObject("nonfinite")) {
       nonfinite = std::move(*policy);
+      continue;
+    }
+    if (json::Object *spread = object->getObject("balance")) {
+      balance = std::move(*spread);
       continue;
     }
     if (!object->get("iteration"))
@@ -165,5 +170,8 @@ metac::bench::summarizeMetrics(llvm::StringRef path) {
   }
   summary["evaluation"] = std::move(evaluations);
   summary["nonfinite"] = std::move(nonfinite);
+  // Several ranks: the busiest rank's compute against the mean.
+  if (!balance.empty())
+    summary["balance"] = std::move(balance);
   return summary;
 }

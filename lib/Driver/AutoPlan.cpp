@@ -253,6 +253,8 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
                                           : meta::PipelineSchedule::GPipe;
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
                                           s[3], best.microBatches, schedule));
+    if (!best.balance.empty())
+      train->setAttr("meta.balance", b.getStringAttr(best.balance));
     const IterationEstimate &e = best.estimate;
     SmallVector<NamedAttribute> chosen{
         b.getNamedAttr("cluster", b.getStringAttr(cluster->name)),

@@ -8,6 +8,7 @@
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
 #include "metac/Frontend/MLIRGen.h"
 #include "metac/Frontend/Parser.h"
 #include "metac/Frontend/Resolve.h"
@@ -471,11 +472,18 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
     planRequest.remat = compiled.remat;
     if (failed(driver::applyAutomaticPlans(*module, planRequest)))
       return failure();
+    // A mixed meta-batch is expanded again for the chosen task axis.
+    Phase from = Phase::Autodiff;
+    for (auto train : llvm::to_vector(module->getOps<meta::TrainOp>()))
+      if (train->hasAttr("meta.task_mix")) {
+        meta::dropExpansion(*module, train.getSymName());
+        from = Phase::Meta;
+      }
     PassManager rest(&context);
     PipelineOptions chosen = compiled;
     chosen.mesh.clear();
     if (failed(applyPassManagerCLOptions(rest)) ||
-        failed(buildPipelineBetween(rest, Phase::Autodiff, target, chosen)) ||
+        failed(buildPipelineBetween(rest, from, target, chosen)) ||
         failed(rest.run(*module)))
       return failure();
   }
@@ -783,6 +791,7 @@ int metac::metacMain(int argc, char **argv) {
   planRequest.options.staleness = pipeline.staleness;
   planRequest.options.asynchronous = pipeline.asynchronous;
   planRequest.options.offload = pipeline.offload;
+  planRequest.options.balance = pipeline.balance;
   if (options.accumulate < 1) {
     llvm::errs() << "metac: error: --accumulate must be at least 1\n";
     return 1;

@@ -13,5 +13,7 @@ std::string PlanCandidate::describe() const {
   if (mesh.sizes[MeshAxis::Pipeline] > 1)
     text += llvm::formatv(" ({0} micro-batches, {1})", microBatches, schedule)
                 .str();
+  if (!balance.empty())
+    text += " (balance " + balance + ")";
   return text;
 }

@@ -3,6 +3,7 @@
 #include "metac/Planner/Planner.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
 #include "metac/Pipelines/Pipelines.h"
 
 #include "Screening.h"
@@ -40,6 +41,14 @@ struct ProblemSizes {
   SmallVector<int64_t> samples;
 };
 
+/// The task batch a step or evaluation function ends with: four
+/// arguments, per class of a mixed meta-batch's step.
+unsigned batchArguments(func::FuncOp f) {
+  if (auto classes = f->getAttrOfType<DenseI64ArrayAttr>("meta.task_classes"))
+    return 4 * classes.size();
+  return 4;
+}
+
 ProblemSizes problemSizes(meta::TrainOp train, SymbolTable &symbols) {
   ProblemSizes sizes;
   sizes.metaBatch = train.getMetaBatch();
@@ -51,7 +60,7 @@ ProblemSizes problemSizes(meta::TrainOp train, SymbolTable &symbols) {
       functions.push_back(e.getValue());
   for (StringRef name : functions)
     if (auto f = symbols.lookup<func::FuncOp>(name))
-      for (BlockArgument arg : f.getArguments().take_back(4))
+      for (BlockArgument arg : f.getArguments().take_back(batchArguments(f)))
         if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
           if (t.getRank() > 1)
             sizes.samples.push_back(t.getDimSize(1));
@@ -159,7 +168,9 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
       *diagnosticSink = d.str();
     return success();
   });
-  auto evaluate = [&](PlanCandidate &plan) -> bool {
+  bool mixed = train->hasAttr("meta.task_mix");
+  auto evaluateWith = [&](PlanCandidate &plan,
+                          const std::string &balance) -> bool {
     OwningOpRef<ModuleOp> copy = module.clone();
     std::string diagnostics;
     diagnosticSink = &diagnostics;
@@ -175,13 +186,21 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.staleness = options.staleness;
     pipeline.asynchronous = options.asynchronous;
     pipeline.offload = options.offload;
+    pipeline.balance = balance;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
         plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;
+    // A mixed meta-batch is split over the task axis when it is expanded:
+    // each plan expands it again for its own.
+    Phase from = Phase::Autodiff;
+    if (mixed) {
+      meta::dropExpansion(*copy, trainName);
+      from = Phase::Meta;
+    }
     PassManager pm(context);
-    bool partitioned = succeeded(buildPipelineBetween(
-                           pm, Phase::Autodiff, Phase::Optimized, pipeline)) &&
-                       succeeded(pm.run(*copy));
+    bool partitioned =
+        succeeded(buildPipelineBetween(pm, from, Phase::Optimized, pipeline)) &&
+        succeeded(pm.run(*copy));
     diagnosticSink = nullptr;
     if (!partitioned) {
       plan.rejection = diagnostics.empty()
@@ -196,7 +215,23 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
       return false;
     }
     plan.estimate = *estimate;
+    if (mixed && plan.mesh.sizes[partition::MeshAxis::Task] > 1)
+      plan.balance = balance.empty() ? "cost" : balance;
     return true;
+  };
+  // A mixed meta-batch on a task axis: both of its splits, the faster kept
+  // (per-class overheads, not FLOPs, dominate where calls are expensive).
+  auto evaluate = [&](PlanCandidate &plan) -> bool {
+    if (!mixed || !options.balance.empty() ||
+        plan.mesh.sizes[partition::MeshAxis::Task] == 1)
+      return evaluateWith(plan, options.balance);
+    PlanCandidate byCount = plan;
+    bool byCost = evaluateWith(plan, "cost");
+    bool counted = evaluateWith(byCount, "count");
+    if (counted &&
+        (!byCost || byCount.estimate.seconds() < plan.estimate.seconds()))
+      plan = std::move(byCount);
+    return byCost || counted;
   };
   // Costs `batch`, one plan per thread of the context; true where a plan
   // was costed. (Most of a plan's passes work on the whole module, so the

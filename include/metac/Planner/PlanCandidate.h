@@ -23,6 +23,8 @@ struct PlanCandidate {
   /// Pipelines only: tasks per micro-batch group count, and the schedule.
   int64_t microBatches = 1;
   std::string schedule;
+  /// A mixed meta-batch on a task axis: its split, cost or count.
+  std::string balance;
   IterationEstimate estimate;
   /// Why the plan was set aside (empty when it fits).
   std::string rejection;

@@ -52,6 +52,8 @@ struct PlannerOptions {
   bool asynchronous = false;
   /// Offloaded state (PipelineOptions::offload).
   std::string offload;
+  /// How a mixed meta-batch splits over the task axis (`--balance`).
+  std::string balance;
   /// Up to this many plans, every plan is partitioned and costed exactly;
   /// beyond, plans are screened (Screening.h) and the best `finalists`
   /// that fit are costed exactly.

@@ -2,7 +2,10 @@
 
 #include "metac/Dialect/Meta/Transforms/TaskAssignment.h"
 
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <algorithm>
 #include <numeric>
@@ -116,4 +119,24 @@ std::vector<int64_t> metac::meta::flattenAssignment(const TaskAssignment &a) {
     }
   }
   return flat;
+}
+
+void metac::meta::dropExpansion(ModuleOp module, StringRef trainName) {
+  SymbolTable symbols(module);
+  auto train = symbols.lookup<TrainOp>(trainName);
+  SmallVector<StringRef> functions;
+  if (auto variants = train->getAttrOfType<ArrayAttr>("meta.step_variants"))
+    for (auto v : variants.getAsRange<FlatSymbolRefAttr>())
+      functions.push_back(v.getValue());
+  else if (auto step = train->getAttrOfType<FlatSymbolRefAttr>("meta.step"))
+    functions.push_back(step.getValue());
+  if (auto evals = train->getAttrOfType<ArrayAttr>("meta.eval"))
+    for (auto e : evals.getAsRange<FlatSymbolRefAttr>())
+      functions.push_back(e.getValue());
+  for (StringRef name : functions)
+    if (Operation *f = symbols.lookup(name))
+      f->erase();
+  for (StringRef attr : {"meta.step", "meta.step_variants", "meta.eval",
+                         "meta.task_assignment", "meta.task_parts"})
+    train->removeAttr(attr);
 }

@@ -11,6 +11,7 @@
 #define METAC_DIALECT_META_TRANSFORMS_TASKASSIGNMENT_H
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 
 #include <optional>
@@ -56,6 +57,11 @@ TaskAssignment assignTasks(llvm::ArrayRef<TaskClass> classes, int64_t parts,
 /// `meta.task_assignment`: per task coordinate its group, then per class
 /// the first task and the count.
 std::vector<int64_t> flattenAssignment(const TaskAssignment &a);
+
+/// Takes the step and evaluation functions of the train op `train` out of
+/// `module`, back to the meta phase: a mixed meta-batch is expanded again
+/// for another task axis.
+void dropExpansion(mlir::ModuleOp module, llvm::StringRef train);
 
 } // namespace metac::meta
 
