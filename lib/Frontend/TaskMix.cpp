@@ -9,9 +9,10 @@
 //   }
 //
 // Every meta-batch holds exactly `tasks` tasks of each class (stratified
-// sampling: shapes stay static). The classes become `meta.task_mix` on the
-// train op, which the expand phase turns into one batch per class and the
-// task axis balances by cost.
+// sampling: shapes stay static). Classification classes give `shots` and
+// `query` per class instead of sample counts. The classes become
+// `meta.task_mix` on the train op, which the expand phase turns into one batch
+// per class and the task axis balances by cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,12 +44,21 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
     return nullptr;
   }
   StringRef kind = tasks.getKind();
-  if (kind != "sinusoid" && kind != "sequence") {
+  // Classification classes give shots and queries per class (the
+  // distribution's ways stay: they are the model's outputs).
+  bool episodic = kind == "fashion_mnist" || kind == "image_folder";
+  if (kind != "sinusoid" && kind != "sequence" && !episodic) {
     diags.error(field.loc)
-        << "'mix' draws sinusoid or sequence tasks (sizes in samples); "
-        << "task distribution '" << tasks.getSymName() << "' is " << kind;
+        << "'mix' draws sinusoid, sequence, fashion_mnist or image_folder "
+        << "tasks; task distribution '" << tasks.getSymName() << "' is " << kind
+        << " (fixed episodes)";
     return nullptr;
   }
+  int64_t ways = episodic ? tasks.getWaysAttr().getInt() : 1;
+  int64_t shots = 1;
+  if (auto config = tasks.getConfig())
+    if (auto s = config.getAs<IntegerAttr>("shots"))
+      shots = s.getInt();
   SmallVector<Attribute> classes;
   llvm::StringSet<> seen;
   int64_t total = 0;
@@ -69,10 +79,14 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
       continue;
     }
     FieldReader r(diags, entry.value->fields, "task class '" + entry.name + "'",
-                  entry.value->loc, {"tasks", "support", "query", "steps"});
+                  entry.value->loc,
+                  {"tasks", episodic ? "shots" : "support", "query", "steps"});
     auto count = r.integer("tasks", std::nullopt, 1);
-    auto support = r.integer("support", tasks.getSupport(), 1);
-    auto query = r.integer("query", tasks.getQuery(), 1);
+    // In samples: a classification class's shots and queries per class
+    // times the ways.
+    auto support = episodic ? r.integer("shots", shots, 1)
+                            : r.integer("support", tasks.getSupport(), 1);
+    auto query = r.integer("query", tasks.getQuery() / ways, 1);
     auto steps = r.integer("steps", *defaultSteps, 0);
     if (r.hadError() || !count || !support || !query || !steps) {
       failed = true;
@@ -87,6 +101,8 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
       continue;
     }
     total += *count;
+    *support *= ways;
+    *query *= ways;
     classes.push_back(b.getDictionaryAttr({
         b.getNamedAttr("name", b.getStringAttr(entry.name)),
         b.getNamedAttr("tasks", b.getI64IntegerAttr(*count)),

@@ -295,9 +295,18 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
     } else if (spec.kind == METART_TASKS_SEQUENCE) {
       spec.sequence.support = desc->class_support[c];
       spec.sequence.query = desc->class_query[c];
+    } else if (spec.kind == METART_TASKS_FASHION_MNIST) {
+      // Sizes in samples: shots and queries per class times the ways.
+      spec.fashion_mnist.shots =
+          desc->class_support[c] / spec.fashion_mnist.ways;
+      spec.fashion_mnist.query = desc->class_query[c] / spec.fashion_mnist.ways;
+    } else if (spec.kind == METART_TASKS_IMAGE_FOLDER) {
+      spec.image_folder.shots = desc->class_support[c] / spec.image_folder.ways;
+      spec.image_folder.query = desc->class_query[c] / spec.image_folder.ways;
     } else {
       std::snprintf(error, errorSize,
-                    "a mixed meta-batch draws sinusoid or sequence tasks");
+                    "a mixed meta-batch draws sinusoid, sequence, "
+                    "fashion_mnist or image_folder tasks");
       return METART_ERROR_INVALID_ARGUMENT;
     }
     handles.tasks.push_back(nullptr);
