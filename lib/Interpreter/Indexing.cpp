@@ -25,6 +25,39 @@ FailureOr<Tensor> evaluateOp(nn::OneHotOp op, const Frame &frame) {
   return y;
 }
 
+FailureOr<Tensor> evaluateOp(nn::MoeDispatchOp op, const Frame &frame) {
+  // The reference: each token's experts sorted by probability (stable: the
+  // lower index first among equals), its first top_k taken; slots filled
+  // choice rank by choice rank, tokens in order.
+  const Tensor &probs = frame.get(op.getProbs());
+  Tensor y = zeros(shapeOf(op.getResult()));
+  int64_t capacity = y.shape.back(), experts = probs.shape.back();
+  int64_t tokens = probs.shape[probs.shape.size() - 2];
+  int64_t groups = probs.numElements() / (tokens * experts);
+  int64_t k = op.getTopK();
+  for (int64_t g = 0; g < groups; ++g) {
+    std::vector<std::vector<int64_t>> ranked(tokens);
+    for (int64_t n = 0; n < tokens; ++n) {
+      const double *p = probs.values.data() + (g * tokens + n) * experts;
+      std::vector<int64_t> order(experts);
+      for (int64_t e = 0; e < experts; ++e)
+        order[e] = e;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+      ranked[n].assign(order.begin(), order.begin() + k);
+    }
+    std::vector<int64_t> used(experts, 0);
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t n = 0; n < tokens; ++n) {
+        int64_t e = ranked[n][r];
+        if (used[e] < capacity)
+          y.values[((g * tokens + n) * experts + e) * capacity + used[e]++] =
+              1.0;
+      }
+  }
+  return y;
+}
+
 namespace {
 /// The sizes of a lookup of ids `[S...]` in a table `[P..., V, D]`.
 struct LookupGeometry {

@@ -150,7 +150,8 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
               nn::ReduceMeanOp,
               // Losses and indexing.
               nn::MSELossOp, nn::CrossEntropyLossOp, nn::AccuracyOp,
-              nn::OneHotOp, nn::EmbeddingOp, nn::EmbeddingBackwardOp>(
+              nn::OneHotOp, nn::MoeDispatchOp, nn::EmbeddingOp,
+              nn::EmbeddingBackwardOp>(
               evaluateNN)
           .Default([](Operation *op) -> FailureOr<Tensor> {
             op->emitError("unsupported operation '")

@@ -110,6 +110,7 @@ mlir::FailureOr<Tensor> evaluateOp(nn::AccuracyOp op, const Frame &frame);
 
 // Indexing.cpp: the ops indexed by integer tensors.
 mlir::FailureOr<Tensor> evaluateOp(nn::OneHotOp op, const Frame &frame);
+mlir::FailureOr<Tensor> evaluateOp(nn::MoeDispatchOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::EmbeddingOp op, const Frame &frame);
 mlir::FailureOr<Tensor> evaluateOp(nn::EmbeddingBackwardOp op,
                                    const Frame &frame);

@@ -404,6 +404,18 @@ OpPlan embeddingBackwardPlan(nn::EmbeddingBackwardOp op,
   return plan;
 }
 
+/// Routing is per group: the leading (group) dimensions may be split, the
+/// tokens and experts of a group stay whole.
+OpPlan moeDispatchPlan(nn::MoeDispatchOp op, const RuleContext &ctx) {
+  SmallVector<int> dims = ctx.shardingOf(op.getProbs()).dims;
+  dims[dims.size() - 1] = dims[dims.size() - 2] = kReplicated;
+  OpPlan plan;
+  plan.operands.push_back({dims, false});
+  dims.push_back(kReplicated);
+  plan.results.push_back({dims, 0});
+  return plan;
+}
+
 OpPlan oneHotPlan(nn::OneHotOp op, const RuleContext &ctx) {
   SmallVector<int> dims = ctx.shardingOf(op.getLabels()).dims;
   OpPlan plan;
@@ -455,6 +467,7 @@ OpPlan metac::partition::planOp(Operation *op, const RuleContext &ctx) {
                            ctx);
       })
       .Case([&](nn::OneHotOp op) { return oneHotPlan(op, ctx); })
+      .Case([&](nn::MoeDispatchOp op) { return moeDispatchPlan(op, ctx); })
       .Case<nn::AttentionOp, nn::AttentionBackwardOp,
             nn::AttentionDoubleBackwardOp>(
           [&](Operation *op) { return attentionPlan(op, ctx); })

@@ -342,7 +342,8 @@ StringRef kernelKind(Operation *op) {
     return "window";
   if (isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::SoftmaxOp, nn::LogSoftmaxOp,
           nn::LayerNormOp, nn::BatchNormOp, nn::MSELossOp,
-          nn::CrossEntropyLossOp, nn::AccuracyOp, nn::EmbeddingBackwardOp>(op))
+          nn::CrossEntropyLossOp, nn::AccuracyOp, nn::EmbeddingBackwardOp,
+          nn::MoeDispatchOp>(op))
     return "reduce";
   if (isa<meta::OuterStepOp, meta::UpdateGuardOp>(op))
     return "optimizer";

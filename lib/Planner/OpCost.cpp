@@ -167,6 +167,13 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         return perElement(o, 6, o.getLogits());
       })
       .Case([](nn::AccuracyOp o) { return perElement(o, 1, o.getLogits()); })
+      // Each token ranks each expert against the others (E comparisons),
+      // then writes its mask.
+      .Case([](nn::MoeDispatchOp o) {
+        int64_t experts =
+            cast<RankedTensorType>(o.getProbs().getType()).getShape().back();
+        return perElement(o, 2 * experts, o.getProbs());
+      })
       .Case([](nn::EmbeddingBackwardOp o) {
         return perElement(o, 1, o.getGrad());
       })

@@ -86,6 +86,8 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
        reinterpret_cast<void *>(&metart_nn_max_pool2d_gather)},
       {"metart_nn_mse_loss", reinterpret_cast<void *>(&metart_nn_mse_loss)},
       {"metart_nn_one_hot", reinterpret_cast<void *>(&metart_nn_one_hot)},
+      {"metart_nn_moe_dispatch",
+       reinterpret_cast<void *>(&metart_nn_moe_dispatch)},
       {"metart_nn_reduce_mean",
        reinterpret_cast<void *>(&metart_nn_reduce_mean)},
       {"metart_nn_reduce_sum", reinterpret_cast<void *>(&metart_nn_reduce_sum)},

@@ -104,6 +104,12 @@ struct LookupSizes {
   int64_t positions, slices, positionsPerSlice, rows, width;
 };
 
+/// Top-k routing (nn.moe_dispatch) of `groups` groups of `tokens` tokens
+/// over `experts` experts with `capacity` slots each.
+struct RoutingSizes {
+  int64_t groups, tokens, experts, capacity;
+};
+
 /// A loss over `entries` batch entries of `samples` consecutive samples,
 /// each of `classes` logits (cross-entropy) or one element (mse).
 struct LossSizes {

@@ -435,6 +435,31 @@ TEST_F(Errors, IdsAndLabelsOutOfRange) {
               "[0, 4)");
 }
 
+TEST_F(Errors, Routing) {
+  Owned probs({6, 4}), mask({6, 4, 2}), wrong({6, 3, 2}), flat({4}),
+      flatMask({4, 2});
+  expectError(metart_nn_moe_dispatch(context, probs.get(), 5, mask.get()),
+              METART_ERROR_INVALID_ARGUMENT,
+              "metart_nn_moe_dispatch: top_k 5 is not in [1, 4] (the "
+              "experts)");
+  expectError(metart_nn_moe_dispatch(context, probs.get(), 0, mask.get()),
+              METART_ERROR_INVALID_ARGUMENT,
+              "metart_nn_moe_dispatch: top_k 0 is not in [1, 4] (the "
+              "experts)");
+  expectError(metart_nn_moe_dispatch(context, probs.get(), 1, wrong.get()),
+              METART_ERROR_INVALID_ARGUMENT,
+              "metart_nn_moe_dispatch: y shape [6, 3, 2] is not the probs "
+              "shape [6, 4] plus a capacity dimension");
+  expectError(metart_nn_moe_dispatch(context, flat.get(), 1, flatMask.get()),
+              METART_ERROR_INVALID_ARGUMENT,
+              "metart_nn_moe_dispatch: probs [4] f32 is not [..., tokens, "
+              "experts]");
+  expectError(metart_nn_moe_dispatch(context, probs.get(), 1, probs.get()),
+              METART_ERROR_INVALID_ARGUMENT,
+              "metart_nn_moe_dispatch: y shape [6, 4] is not the probs "
+              "shape [6, 4] plus a capacity dimension");
+}
+
 TEST_F(Errors, Optimizers) {
   Owned p({3}), g({3}), m({3}), v({3}), other({4});
   // Step counts: i64 scalars (Owned's storage holds 8 bytes per element).

@@ -399,6 +399,9 @@ std::optional<metart_status> Evaluator::call(Operation *op,
         return metart_nn_embedding_backward(c, in(0), in(1), y);
       })
       .Case([&](OneHotOp) { return metart_nn_one_hot(c, in(0), y); })
+      .Case([&](MoeDispatchOp o) {
+        return metart_nn_moe_dispatch(c, in(0), o.getTopK(), y);
+      })
       .Case([&](TransposeOp o) {
         return metart_nn_transpose(c, in(0), o.getPermutation().data(), y);
       })

@@ -553,6 +553,26 @@ func.func @one_hot_i32(%y: tensor<5xi32> {metac.eval.max = 3 : i64}) -> tensor<5
   return %0 : tensor<5x3xf64>
 }
 
+// Top-k routing with a capacity: 2 groups of 6 tokens over 4 experts, 2
+// choices each, 3 slots per expert (12 choices for 12 slots: some experts
+// overflow and drop); one choice over 3 experts with 2 slots; equal
+// probabilities (the lower expert index first).
+func.func @moe_dispatch(%p: tensor<2x6x4xf64>) -> tensor<2x6x4x3xf64> {
+  %0 = nn.moe_dispatch %p {top_k = 2 : i64} : tensor<2x6x4xf64> -> tensor<2x6x4x3xf64>
+  return %0 : tensor<2x6x4x3xf64>
+}
+
+func.func @moe_dispatch_top1(%p: tensor<5x3xf64>) -> tensor<5x3x2xf64> {
+  %0 = nn.moe_dispatch %p {top_k = 1 : i64} : tensor<5x3xf64> -> tensor<5x3x2xf64>
+  return %0 : tensor<5x3x2xf64>
+}
+
+func.func @moe_dispatch_ties(%x: tensor<3xf64>) -> tensor<3x3x2xf64> {
+  %p = arith.constant dense<[[0.4, 0.4, 0.2], [0.2, 0.4, 0.4], [0.25, 0.25, 0.5]]> : tensor<3x3xf64>
+  %0 = nn.moe_dispatch %p {top_k = 2 : i64} : tensor<3x3xf64> -> tensor<3x3x2xf64>
+  return %0 : tensor<3x3x2xf64>
+}
+
 func.func @embedding(%ids: tensor<2x3xi64> {metac.eval.max = 7 : i64}, %t: tensor<7x4xf64>) -> tensor<2x3x4xf64> {
   %0 = nn.embedding %ids, %t : tensor<2x3xi64>, tensor<7x4xf64> -> tensor<2x3x4xf64>
   return %0 : tensor<2x3x4xf64>

@@ -184,6 +184,26 @@ def attention_double_grad(wrt_first, wrt, scale, causal):
     return grad
 
 
+def moe_dispatch(p, top_k, capacity):
+    """nn.moe_dispatch: probs [G..., N, E] -> mask [G..., N, E, C]; each
+    token's top_k experts by a stable descending sort (the lower index among
+    equals), placed choice rank by choice rank, tokens in order, while the
+    expert has a free slot."""
+    *groups, tokens, experts = p.shape
+    flat = p.reshape(-1, tokens, experts)
+    out = torch.zeros(flat.shape[0], tokens, experts, capacity, dtype=F64)
+    for g in range(flat.shape[0]):
+        order = torch.sort(flat[g], dim=1, descending=True, stable=True).indices
+        used = [0] * experts
+        for r in range(top_k):
+            for n in range(tokens):
+                e = int(order[n, r])
+                if used[e] < capacity:
+                    out[g, n, e, used[e]] = 1.0
+                    used[e] += 1
+    return out.reshape(*groups, tokens, experts, capacity)
+
+
 def embedding(ids, table):
     return over_prefix(table.dim() - 2, F.embedding, ids, table)
 
@@ -361,6 +381,11 @@ REFERENCES = {
     # Integer-indexed ops.
     "one_hot": lambda y: F.one_hot(y, 4).to(F64),
     "one_hot_i32": lambda y: F.one_hot(y, 3).to(F64),
+    "moe_dispatch": lambda p: moe_dispatch(p, 2, 3),
+    "moe_dispatch_top1": lambda p: moe_dispatch(p, 1, 2),
+    "moe_dispatch_ties": lambda x: moe_dispatch(torch.tensor(
+        [[0.4, 0.4, 0.2], [0.2, 0.4, 0.4], [0.25, 0.25, 0.5]], dtype=F64),
+        2, 2),
     "embedding": embedding,
     "embedding_i32": embedding,
     "embedding_batched": embedding,

@@ -806,6 +806,12 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                                   args({ctx, operand(o.getIds()),
                                         operand(o.getGrad()), result(o)}));
           })
+          .Case([&](nn::MoeDispatchOp o) {
+            return std::make_pair(
+                StringRef("metart_nn_moe_dispatch"),
+                args({ctx, operand(o.getProbs()), emit.i64(o.getTopK()),
+                      result(o)}));
+          })
           .Case([&](nn::OneHotOp o) {
             return std::make_pair(
                 StringRef("metart_nn_one_hot"),

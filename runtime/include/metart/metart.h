@@ -338,6 +338,13 @@ metart_status metart_nn_embedding_backward(metart_context *context,
 metart_status metart_nn_one_hot(metart_context *context,
                                 const metart_tensor *labels,
                                 const metart_tensor *y);
+/* nn.moe_dispatch: probs [G..., N, E] -> the dispatch mask y [G..., N, E, C]
+   of top-k routing with capacity C (1 where token n takes slot c of expert
+   e). Within a group, every token's first choice is placed before any
+   second choice, tokens in order; ties go to the lower expert index. */
+metart_status metart_nn_moe_dispatch(metart_context *context,
+                                     const metart_tensor *probs, int64_t top_k,
+                                     const metart_tensor *y);
 
 /** Row-major reshape is a copy of the data (the generated code aliases
  *  instead where it can). */

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace metart::cpu {
 
@@ -76,6 +77,48 @@ KernelStatus CpuBackend::embeddingBackward(metart_dtype dtype,
         row[d] += in[d];
     }
     return status;
+  });
+}
+
+/// The rank of expert `e` among a token's `experts` probabilities: how
+/// many are larger, or equal with a lower index (0: its first choice).
+template <typename T>
+static int64_t choiceRank(const T *p, int64_t experts, int64_t e) {
+  int64_t rank = 0;
+  for (int64_t o = 0; o < experts; ++o)
+    rank += p[o] > p[e] || (p[o] == p[e] && o < e);
+  return rank;
+}
+
+KernelStatus CpuBackend::moeDispatch(metart_dtype dtype,
+                                     const RoutingSizes &sizes, int64_t topK,
+                                     const void *probs, void *y) {
+  return withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T *p = static_cast<const T *>(probs);
+    T *out = static_cast<T *>(y);
+    int64_t n = sizes.tokens, e = sizes.experts, c = sizes.capacity;
+    std::fill(out, out + sizes.groups * n * e * c, T(0));
+    std::vector<int64_t> used(e);
+    std::vector<int64_t> choice(n * topK);
+    for (int64_t g = 0; g < sizes.groups; ++g) {
+      const T *pg = p + g * n * e;
+      for (int64_t token = 0; token < n; ++token)
+        for (int64_t expert = 0; expert < e; ++expert) {
+          int64_t rank = choiceRank(pg + token * e, e, expert);
+          if (rank < topK)
+            choice[token * topK + rank] = expert;
+        }
+      std::fill(used.begin(), used.end(), 0);
+      // Every first choice before any second choice, tokens in order.
+      for (int64_t r = 0; r < topK; ++r)
+        for (int64_t token = 0; token < n; ++token) {
+          int64_t expert = choice[token * topK + r];
+          if (used[expert] < c)
+            out[((g * n + token) * e + expert) * c + used[expert]++] = T(1);
+        }
+    }
+    return KernelStatus::ok();
   });
 }
 

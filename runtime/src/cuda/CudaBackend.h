@@ -130,6 +130,8 @@ public:
                                  const void *grad, void *y) override;
   KernelStatus oneHot(metart_dtype dtype, metart_dtype labelType, int64_t count,
                       int64_t classes, const void *labels, void *y) override;
+  KernelStatus moeDispatch(metart_dtype dtype, const RoutingSizes &sizes,
+                           int64_t topK, const void *probs, void *y) override;
 
   KernelStatus copyStrided(metart_dtype dtype, const StridedSpace<2> &space,
                            const void *x, void *y) override;

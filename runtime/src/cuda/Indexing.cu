@@ -178,6 +178,65 @@ KernelStatus CudaBackend::embeddingBackward(metart_dtype dtype,
   });
 }
 
+namespace {
+/// The most experts a routing thread keeps slot counters for.
+constexpr int64_t kMaxRoutedExperts = 256;
+
+/// One thread per group: each token's choices by rank (how many experts
+/// are more probable, or as probable with a lower index), placed choice
+/// rank by choice rank, tokens in order; y is zero already.
+template <typename T>
+__global__ void moeDispatchKernel(RoutingSizes sizes, int64_t topK,
+                                  const T *probs, T *y) {
+  int64_t n = sizes.tokens, e = sizes.experts, c = sizes.capacity;
+  int64_t used[kMaxRoutedExperts];
+  for (int64_t g = gridStart(); g < sizes.groups; g += gridStride()) {
+    for (int64_t expert = 0; expert < e; ++expert)
+      used[expert] = 0;
+    const T *pg = probs + g * n * e;
+    for (int64_t r = 0; r < topK; ++r)
+      for (int64_t token = 0; token < n; ++token) {
+        const T *p = pg + token * e;
+        for (int64_t expert = 0; expert < e; ++expert) {
+          int64_t rank = 0;
+          for (int64_t o = 0; o < e; ++o)
+            rank += p[o] > p[expert] || (p[o] == p[expert] && o < expert);
+          if (rank == r) {
+            if (used[expert] < c)
+              y[((g * n + token) * e + expert) * c + used[expert]++] = T(1);
+            break;
+          }
+        }
+      }
+  }
+}
+} // namespace
+
+KernelStatus CudaBackend::moeDispatch(metart_dtype dtype,
+                                      const RoutingSizes &sizes, int64_t topK,
+                                      const void *probs, void *y) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  if (sizes.experts > kMaxRoutedExperts)
+    return {METART_ERROR_UNSUPPORTED,
+            "routing over " + std::to_string(sizes.experts) +
+                " experts: the CUDA kernel counts slots for at most " +
+                std::to_string(kMaxRoutedExperts)};
+  int64_t total = sizes.groups * sizes.tokens * sizes.experts * sizes.capacity;
+  if (total == 0)
+    return KernelStatus::ok();
+  return cpu::withFloat(dtype, [&](auto t) {
+    using T = decltype(t);
+    KernelStatus cleared = checkCuda(
+        cudaMemsetAsync(y, 0, total * sizeof(T), stream.get()), "cudaMemsetAsync");
+    if (cleared.failed())
+      return cleared;
+    moeDispatchKernel<<<blocksFor(sizes.groups), kThreads, 0, stream.get()>>>(
+        sizes, topK, static_cast<const T *>(probs), static_cast<T *>(y));
+    return checkLaunch("moe_dispatch");
+  });
+}
+
 KernelStatus CudaBackend::oneHot(metart_dtype dtype, metart_dtype labelType,
                                  int64_t count, int64_t classes,
                                  const void *labels, void *y) {

@@ -83,6 +83,38 @@ metart_status metart_nn_embedding_backward(metart_context *context,
   }));
 }
 
+metart_status metart_nn_moe_dispatch(metart_context *context,
+                                     const metart_tensor *probs, int64_t top_k,
+                                     const metart_tensor *y) {
+  Checker check(context, "metart_nn_moe_dispatch");
+  if (!check.floatTensor("probs", probs) || !check.floatTensor("y", y) ||
+      !check.sameDtype("y", *y, "probs", *probs))
+    return check.result();
+  ShapeRef ps = shapeOf(*probs), ys = shapeOf(*y);
+  if (ps.size() < 2)
+    return check.invalid("probs ", describe(*probs),
+                         " is not [..., tokens, experts]");
+  if (ys.empty() || ys.dropBack(1) != ps || ys.back() < 1)
+    return check.invalid("y shape ", ys, " is not the probs shape ", ps,
+                         " plus a capacity dimension");
+  if (top_k < 1 || top_k > ps.back())
+    return check.invalid("top_k ", top_k, " is not in [1, ", ps.back(),
+                         "] (the experts)");
+  if (!check.disjoint("y", *y, "probs", *probs))
+    return check.result();
+  RoutingSizes sizes;
+  sizes.experts = ps.back();
+  sizes.tokens = ps[ps.size() - 2];
+  sizes.groups = ps.dropBack(2).product();
+  sizes.capacity = ys.back();
+  Widened w(context, dtypeOf(*probs));
+  const void *pd = w.in(probs);
+  void *yd = w.out(y);
+  return check.finish(w.run([&] {
+    return context->backend->moeDispatch(w.dtype(), sizes, top_k, pd, yd);
+  }));
+}
+
 metart_status metart_nn_one_hot(metart_context *context,
                                 const metart_tensor *labels,
                                 const metart_tensor *y) {

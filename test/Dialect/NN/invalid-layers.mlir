@@ -473,3 +473,39 @@ func.func @embedding_backward_prefix(%ids: tensor<2x7xi64>, %g: tensor<2x7x16xf3
   %0 = nn.embedding_backward %ids, %g : tensor<2x7xi64>, tensor<2x7x16xf32> -> tensor<3x100x16xf32>
   return %0 : tensor<3x100x16xf32>
 }
+// -----
+func.func @moe_dispatch_rank(%p: tensor<4xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{'nn.moe_dispatch' op probabilities must be [..., tokens, experts], got [4]}}
+  %0 = nn.moe_dispatch %p {top_k = 1 : i64} : tensor<4xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+// -----
+func.func @moe_dispatch_shape(%p: tensor<6x4xf32>) -> tensor<6x3x2xf32> {
+  // expected-error@+1 {{'nn.moe_dispatch' op result shape [6, 3, 2] is not the probabilities' shape [6, 4] plus a capacity dimension}}
+  %0 = nn.moe_dispatch %p {top_k = 1 : i64} : tensor<6x4xf32> -> tensor<6x3x2xf32>
+  return %0 : tensor<6x3x2xf32>
+}
+// -----
+func.func @moe_dispatch_top_k(%p: tensor<6x4xf32>) -> tensor<6x4x2xf32> {
+  // expected-error@+1 {{'nn.moe_dispatch' op top_k must be in [1, 4] (the experts), got 5}}
+  %0 = nn.moe_dispatch %p {top_k = 5 : i64} : tensor<6x4xf32> -> tensor<6x4x2xf32>
+  return %0 : tensor<6x4x2xf32>
+}
+// -----
+func.func @moe_dispatch_top_k_zero(%p: tensor<6x4xf32>) -> tensor<6x4x2xf32> {
+  // expected-error@+1 {{'nn.moe_dispatch' op top_k must be in [1, 4] (the experts), got 0}}
+  %0 = nn.moe_dispatch %p {top_k = 0 : i64} : tensor<6x4xf32> -> tensor<6x4x2xf32>
+  return %0 : tensor<6x4x2xf32>
+}
+// -----
+func.func @moe_dispatch_capacity(%p: tensor<6x4xf32>) -> tensor<6x4x0xf32> {
+  // expected-error@+1 {{'nn.moe_dispatch' op capacity must be at least 1, got 0}}
+  %0 = nn.moe_dispatch %p {top_k = 1 : i64} : tensor<6x4xf32> -> tensor<6x4x0xf32>
+  return %0 : tensor<6x4x0xf32>
+}
+// -----
+func.func @moe_dispatch_type(%p: tensor<6x4xf32>) -> tensor<6x4x2xf64> {
+  // expected-error@+1 {{'nn.moe_dispatch' op result element type differs from the probabilities'}}
+  %0 = nn.moe_dispatch %p {top_k = 1 : i64} : tensor<6x4xf32> -> tensor<6x4x2xf64>
+  return %0 : tensor<6x4x2xf64>
+}

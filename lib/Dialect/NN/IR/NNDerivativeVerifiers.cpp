@@ -132,6 +132,28 @@ LogicalResult EmbeddingBackwardOp::verify() {
   return verifySameElementType(*this, {getGrad()});
 }
 
+LogicalResult MoeDispatchOp::verify() {
+  ArrayRef<int64_t> probs = shapeOf(getProbs()), result = shapeOf(getResult());
+  if (probs.size() < 2)
+    return emitOpError("probabilities must be [..., tokens, experts], got ")
+           << shapeStr(probs);
+  if (result.empty() || result.drop_back() != probs)
+    return emitOpError("result shape ")
+           << shapeStr(result) << " is not the probabilities' shape "
+           << shapeStr(probs) << " plus a capacity dimension";
+  int64_t experts = probs.back();
+  if (getTopK() < 1 || static_cast<int64_t>(getTopK()) > experts)
+    return emitOpError("top_k must be in [1, ")
+           << experts << "] (the experts), got " << getTopK();
+  if (result.back() < 1)
+    return emitOpError("capacity must be at least 1, got ") << result.back();
+  if (cast<ShapedType>(getProbs().getType()).getElementType() !=
+      cast<ShapedType>(getResult().getType()).getElementType())
+    return emitOpError("result element type differs from the "
+                       "probabilities'");
+  return success();
+}
+
 LogicalResult OneHotOp::verify() {
   ArrayRef<int64_t> labels = shapeOf(getLabels()),
                     result = shapeOf(getResult());

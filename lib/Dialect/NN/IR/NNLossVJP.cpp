@@ -60,6 +60,13 @@ LogicalResult OneHotOp::buildVJP(OpBuilder &, ValueRange, Cotangents &dx) {
   return success();
 }
 
+LogicalResult MoeDispatchOp::buildVJP(OpBuilder &, ValueRange,
+                                      Cotangents &dx) {
+  // Routing decisions are discrete: nothing flows back through the mask.
+  dx.push_back(nullptr);
+  return success();
+}
+
 LogicalResult AccuracyOp::buildVJP(OpBuilder &, ValueRange, Cotangents &) {
   // A step function of the logits: reached only if a metric were trained.
   return emitOpError("is a metric and has no derivative");

@@ -589,6 +589,30 @@ def NN_OneHotOp : NN_Op<"one_hot", [Pure]> {
   let hasVerifier = 1;
 }
 
+def NN_MoeDispatchOp : NN_Op<"moe_dispatch", [Pure]> {
+  let summary = "top-k routing of tokens to experts with a capacity";
+  let description = [{
+    `probs : [G..., N, E]` (each token's gate probabilities over `E`
+    experts, in groups `G...`) give the dispatch mask `[G..., N, E, C]`: 1
+    where token `n` takes slot `c` of expert `e`, else 0. Each token chooses
+    its `top_k` most probable experts (the lower index among equal
+    probabilities); within a group, every token's first choice is placed
+    before any second choice (GShard), tokens in order, each at the next
+    free slot of its expert; a choice that finds its expert's `C` slots
+    taken is dropped. The decisions are discrete: no derivative flows
+    through the mask (the gate's weights get theirs through the
+    probabilities that multiply it).
+
+    ```mlir
+    %d = nn.moe_dispatch %p {top_k = 2 : i64} : tensor<16x4xf32> -> tensor<16x4x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$probs, I64Attr:$top_k);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$probs attr-dict `:` type($probs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion groups (the `fused` phase)
 //===----------------------------------------------------------------------===//
