@@ -25,7 +25,7 @@ constexpr llvm::StringLiteral kBuiltins[] = {
     "layer_norm",  "embedding", "relu",       "tanh",       "sigmoid",
     "gelu",        "exp",       "log",        "sqrt",       "softmax",
     "log_softmax", "flatten",   "reshape",    "transpose",  "matmul",
-    "sum",         "mean",      "attention",  "positions"};
+    "sum",         "mean",      "attention",  "positions",  "moe"};
 
 llvm::ArrayRef<llvm::StringRef> metac::frontend::getBuiltinNames() {
   static const SmallVector<StringRef> names(std::begin(kBuiltins),

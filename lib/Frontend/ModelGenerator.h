@@ -101,6 +101,7 @@ private:
   static bool isUnary(StringRef callee);
   Value genUnary(const CallExpr &call, Scope &scope);
   Value genMatmul(const CallExpr &call, Scope &scope);
+  Value genMoe(const CallExpr &call, Scope &scope);
   Value genLinear(const CallExpr &call, Scope &scope, Value x);
   Value genConv2D(const CallExpr &call, Scope &scope, Value x);
   Value genPool2D(const CallExpr &call, Value x);

@@ -25,6 +25,8 @@ Value ModelGenerator::genBuiltin(const CallExpr &call, Scope &scope) {
     return genAttention(call, scope);
   if (callee == "matmul")
     return genMatmul(call, scope);
+  if (callee == "moe")
+    return genMoe(call, scope);
   if (isUnary(callee))
     return genUnary(call, scope);
   if (!checkArguments(call, 1, 3,

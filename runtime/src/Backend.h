@@ -191,9 +191,9 @@ public:
                               const void *labels, void *y) = 0;
   /// nn.moe_dispatch on `groups` groups of `tokens` x `experts`
   /// probabilities: y [groups, tokens, experts, capacity].
-  virtual KernelStatus moeDispatch(metart_dtype dtype, const RoutingSizes &sizes,
-                                   int64_t topK, const void *probs,
-                                   void *y) = 0;
+  virtual KernelStatus moeDispatch(metart_dtype dtype,
+                                   const RoutingSizes &sizes, int64_t topK,
+                                   const void *probs, void *y) = 0;
 
   // Shape. `copyStrided` walks `space` with the result as operand 0
   // (contiguous) and the input as operand 1 (transpose, broadcast);

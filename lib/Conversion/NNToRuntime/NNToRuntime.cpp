@@ -807,10 +807,9 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                                         operand(o.getGrad()), result(o)}));
           })
           .Case([&](nn::MoeDispatchOp o) {
-            return std::make_pair(
-                StringRef("metart_nn_moe_dispatch"),
-                args({ctx, operand(o.getProbs()), emit.i64(o.getTopK()),
-                      result(o)}));
+            return std::make_pair(StringRef("metart_nn_moe_dispatch"),
+                                  args({ctx, operand(o.getProbs()),
+                                        emit.i64(o.getTopK()), result(o)}));
           })
           .Case([&](nn::OneHotOp o) {
             return std::make_pair(

@@ -227,8 +227,9 @@ KernelStatus CudaBackend::moeDispatch(metart_dtype dtype,
     return KernelStatus::ok();
   return cpu::withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    KernelStatus cleared = checkCuda(
-        cudaMemsetAsync(y, 0, total * sizeof(T), stream.get()), "cudaMemsetAsync");
+    KernelStatus cleared =
+        checkCuda(cudaMemsetAsync(y, 0, total * sizeof(T), stream.get()),
+                  "cudaMemsetAsync");
     if (cleared.failed())
       return cleared;
     moeDispatchKernel<<<blocksFor(sizes.groups), kThreads, 0, stream.get()>>>(

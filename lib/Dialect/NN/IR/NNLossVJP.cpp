@@ -60,8 +60,7 @@ LogicalResult OneHotOp::buildVJP(OpBuilder &, ValueRange, Cotangents &dx) {
   return success();
 }
 
-LogicalResult MoeDispatchOp::buildVJP(OpBuilder &, ValueRange,
-                                      Cotangents &dx) {
+LogicalResult MoeDispatchOp::buildVJP(OpBuilder &, ValueRange, Cotangents &dx) {
   // Routing decisions are discrete: nothing flows back through the mask.
   dx.push_back(nullptr);
   return success();
