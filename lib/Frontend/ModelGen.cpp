@@ -83,8 +83,21 @@ func::FuncOp ModelGenerator::generate(const FunctionDecl &model) {
     fn.erase();
     return nullptr;
   }
-  func::ReturnOp::create(builder, loc(model.loc), *scope.result);
-  fn.setType(builder.getFunctionType(entry->getArgumentTypes(), {resultType}));
+  // Layers' auxiliary losses (MoE load balancing), summed: a second result
+  // that the task losses include.
+  Value aux;
+  for (Value term : auxLosses)
+    aux =
+        aux ? nn::AddOp::create(builder, loc(model.loc), aux, term).getResult()
+            : term;
+  SmallVector<Value> results{*scope.result};
+  if (aux)
+    results.push_back(aux);
+  func::ReturnOp::create(builder, loc(model.loc), results);
+  fn.setType(builder.getFunctionType(entry->getArgumentTypes(),
+                                     ValueRange(results).getTypes()));
+  if (results.size() > 1)
+    fn.setResultAttr(1, "meta.aux_loss", builder.getUnitAttr());
   for (unsigned i = 0; i < numParams; ++i)
     fn.setArgAttrs(i, paramAttrs[i].getDictionary(builder.getContext()));
   return fn;

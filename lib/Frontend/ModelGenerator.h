@@ -102,6 +102,9 @@ private:
   Value genUnary(const CallExpr &call, Scope &scope);
   Value genMatmul(const CallExpr &call, Scope &scope);
   Value genMoe(const CallExpr &call, Scope &scope);
+  /// Adds an MoE layer's weighted load-balancing loss to `auxLosses`.
+  bool addBalanceLoss(Location l, Value probs, Value mask, int64_t topK,
+                      double weight);
   Value genLinear(const CallExpr &call, Scope &scope, Value x);
   Value genConv2D(const CallExpr &call, Scope &scope, Value x);
   Value genPool2D(const CallExpr &call, Value x);
@@ -162,6 +165,9 @@ private:
   SmallVector<const FunctionDecl *> activeBlocks;
   int64_t opCount = 0;
   bool reportedOpLimit = false;
+  /// Per-sample auxiliary losses of the layers (MoE load balancing): their
+  /// sum is the model's second result, `meta.aux_loss`.
+  SmallVector<Value> auxLosses;
   /// Causal attention masks by type, built once.
   llvm::DenseMap<Type, mlir::DenseElementsAttr> causalMasks;
 };

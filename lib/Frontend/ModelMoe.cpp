@@ -1,6 +1,7 @@
 //===- ModelMoe.cpp - `moe(...)`: a mixture-of-experts layer -------------===//
 //
-// moe(x, experts = E, hidden = H, top_k = 1, capacity_factor = 1.0, name)
+// moe(x, experts = E, hidden = H, top_k = 1, capacity_factor = 1.0,
+//     aux_loss = 0.0, name)
 // on x [..., N, D] (N tokens of D features): a gate (a linear layer without
 // bias) scores each token's experts, a softmax makes them probabilities,
 // and nn.moe_dispatch routes each token to its top_k experts, C slots each
@@ -11,6 +12,10 @@
 // carries it). Dispatch and combine are products with the mask, so the
 // meta-gradient flows to every expert, the gate (through the weights) and
 // the inputs, to any order; the routing decisions themselves are discrete.
+// With aux_loss = a > 0 the layer adds Switch Transformer's load-balancing
+// loss a E sum_e f_e P_e to the model's auxiliary loss (f_e: the fraction
+// of the token choices expert e took, P_e: its mean probability; the
+// gradient flows through P_e), which the task losses include.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +32,8 @@ using namespace metac::frontend;
 Value ModelGenerator::genMoe(const CallExpr &call, Scope &scope) {
   Location l = loc(call.getLoc());
   if (!onlyKeywords(call, 1,
-                    {"experts", "hidden", "top_k", "capacity_factor", "name"}))
+                    {"experts", "hidden", "top_k", "capacity_factor",
+                     "aux_loss", "name"}))
     return nullptr;
   Value x = genTensor(*call.args[0], scope, "an argument");
   if (!x || !requireFloat(x, call) ||
@@ -46,9 +52,17 @@ Value ModelGenerator::genMoe(const CallExpr &call, Scope &scope) {
   std::optional<double> factor = 1.0;
   if (const Expr *e = keyword(call, "capacity_factor"))
     factor = numberValue(*e, "'capacity_factor'");
+  std::optional<double> auxWeight = 0.0;
+  if (const Expr *e = keyword(call, "aux_loss"))
+    auxWeight = numberValue(*e, "'aux_loss'");
   auto name = layerName(call, scope);
-  if (!experts || !hidden || !topK || !factor || !name)
+  if (!experts || !hidden || !topK || !factor || !auxWeight || !name)
     return nullptr;
+  if (!(*auxWeight >= 0) || *auxWeight > 1e6) {
+    diags.error(keyword(call, "aux_loss")->getLoc())
+        << "'aux_loss' must be in [0, 1e6], got " << *auxWeight;
+    return nullptr;
+  }
   if (*topK > *experts) {
     diags.error(keyword(call, "top_k")->getLoc())
         << "'top_k' (" << *topK << ") is more than the experts (" << *experts
@@ -129,6 +143,8 @@ Value ModelGenerator::genMoe(const CallExpr &call, Scope &scope) {
                      : nullptr;
   if (!mask)
     return nullptr;
+  if (*auxWeight > 0 && !addBalanceLoss(l, probs, mask, *topK, *auxWeight))
+    return nullptr;
   // Dispatch: each slot's token, [..., E * C, D] = mask^T x.
   Value flatMask = finish(
       nn::ReshapeOp::create(builder, l, typeOf({tokens, e * capacity}), mask));
@@ -177,4 +193,56 @@ Value ModelGenerator::genMoe(const CallExpr &call, Scope &scope) {
   if (!flatWeights || !flatOutputs)
     return nullptr;
   return finish(nn::MatmulOp::create(builder, l, xt, flatWeights, flatOutputs));
+}
+
+/// Switch Transformer's load-balancing loss of one MoE layer, weighted:
+/// weight E sum_e f_e P_e over the tokens of a sequence.
+bool ModelGenerator::addBalanceLoss(Location l, Value probs, Value mask,
+                                    int64_t topK, double weight) {
+  auto pt = cast<RankedTensorType>(probs.getType());
+  int64_t rank = pt.getRank(), tokens = pt.getDimSize(rank - 2),
+          experts = pt.getDimSize(rank - 1);
+  Type element = pt.getElementType();
+  SmallVector<int64_t> lead(pt.getShape().drop_back(2));
+  auto typeOf = [&](ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> shape(lead);
+    shape.append(tail.begin(), tail.end());
+    return RankedTensorType::get(shape, element);
+  };
+  // f_e: the choices expert e took (a slot each) over all top_k N choices.
+  Value taken = finish(
+      nn::ReduceSumOp::create(builder, l, typeOf({experts}), mask,
+                              builder.getDenseI64ArrayAttr({rank - 2, rank})));
+  // P_e: the mean probability of expert e over the tokens.
+  Value mass =
+      finish(nn::ReduceSumOp::create(builder, l, typeOf({experts}), probs,
+                                     builder.getDenseI64ArrayAttr({rank - 2})));
+  Value product = taken && mass
+                      ? finish(nn::MulOp::create(builder, l, taken, mass))
+                      : nullptr;
+  SmallVector<int64_t> expertDim{rank - 2};
+  Value total = product ? finish(nn::ReduceSumOp::create(
+                              builder, l, typeOf({}), product,
+                              builder.getDenseI64ArrayAttr(expertDim)))
+                        : nullptr;
+  double scale = weight * double(experts) /
+                 (double(topK) * double(tokens) * double(tokens));
+  Value loss = total ? finish(nn::ScaleOp::create(
+                           builder, l, total, builder.getF64FloatAttr(scale)))
+                     : nullptr;
+  if (!loss)
+    return false;
+  // Summed over leading dimensions: one loss per sample.
+  if (!lead.empty()) {
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < static_cast<int64_t>(lead.size()); ++d)
+      dims.push_back(d);
+    loss = finish(
+        nn::ReduceSumOp::create(builder, l, RankedTensorType::get({}, element),
+                                loss, builder.getDenseI64ArrayAttr(dims)));
+    if (!loss)
+      return false;
+  }
+  auxLosses.push_back(loss);
+  return true;
 }

@@ -237,7 +237,7 @@ func.func @model() -> tensor<1xf32> {
   %c = arith.constant dense<1.0> : tensor<1xf32>
   return %c : tensor<1xf32>
 }
-// expected-error@+1 {{'meta.train' op model 'model' must take a sample and return one value}}
+// expected-error@+1 {{'meta.train' op model 'model' must take a sample and return one value (and, marked meta.aux_loss, an auxiliary loss)}}
 meta.train @t model @model tasks @sine loss <mse>
     algorithm #meta.maml<steps = 1, inner_lr = 0.01, order = 2>
     optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
@@ -248,7 +248,18 @@ meta.tasks @sine "sinusoid" support 5 query 5 : tensor<1xf32> -> tensor<1xf32> c
 func.func @model(%x: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
   return %x, %x : tensor<1xf32>, tensor<1xf32>
 }
-// expected-error@+1 {{'meta.train' op model 'model' must take a sample and return one value}}
+// expected-error@+1 {{'meta.train' op model 'model' must take a sample and return one value (and, marked meta.aux_loss, an auxiliary loss)}}
+meta.train @t model @model tasks @sine loss <mse>
+    algorithm #meta.maml<steps = 1, inner_lr = 0.01, order = 2>
+    optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>
+    attributes {meta_batch = 4 : i64, iterations = 10 : i64, seed = 0 : i64} {
+}
+// -----
+meta.tasks @sine "sinusoid" support 5 query 5 : tensor<1xf32> -> tensor<1xf32> config {}
+func.func @model(%x: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32> {meta.aux_loss}) {
+  return %x, %x : tensor<1xf32>, tensor<1xf32>
+}
+// expected-error@+1 {{'meta.train' op model 'model' returns an auxiliary loss that is not a float scalar: 'tensor<1xf32>'}}
 meta.train @t model @model tasks @sine loss <mse>
     algorithm #meta.maml<steps = 1, inner_lr = 0.01, order = 2>
     optimizer #meta.sgd<lr = 0.001, momentum = 0.0, weight_decay = 0.0>

@@ -159,9 +159,22 @@ static LogicalResult verifyModelAgainstTasks(Operation *op, func::FuncOp model,
                                              TasksOp tasks, LossKind loss,
                                              Attribute algorithm) {
   FunctionType type = model.getFunctionType();
-  if (type.getNumInputs() < 1 || type.getNumResults() != 1)
+  // A second result marked meta.aux_loss: the layers' auxiliary loss.
+  bool auxiliary = type.getNumResults() == 2 &&
+                   model.getResultAttr(1, "meta.aux_loss") != nullptr;
+  if (type.getNumInputs() < 1 || (type.getNumResults() != 1 && !auxiliary))
     return op->emitOpError("model '")
-           << model.getSymName() << "' must take a sample and return one value";
+           << model.getSymName()
+           << "' must take a sample and return one value (and, marked "
+              "meta.aux_loss, an auxiliary loss)";
+  if (auxiliary) {
+    auto aux = dyn_cast<RankedTensorType>(type.getResult(1));
+    if (!aux || aux.getRank() != 0 || !isa<FloatType>(aux.getElementType()))
+      return op->emitOpError("model '")
+             << model.getSymName()
+             << "' returns an auxiliary loss that is not a float scalar: "
+             << type.getResult(1);
+  }
   unsigned sampleArg = type.getNumInputs() - 1;
   for (unsigned i = 0; i < sampleArg; ++i)
     if (!model.getArgAttrOfType<StringAttr>(i, "meta.param"))

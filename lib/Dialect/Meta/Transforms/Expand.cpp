@@ -36,9 +36,11 @@ RankedTensorType taskSlice(Type batched) {
 }
 
 /// Emits the per-sample `model` on a set of samples `inputs` ([N, sample...])
-/// with `params`, vectorised over the samples; returns [N, output...].
+/// with `params`, vectorised over the samples; returns [N, output...]. A
+/// model with an auxiliary loss (a second result, `meta.aux_loss`: MoE
+/// layers' load balancing) gives its mean over the samples in `aux`.
 FailureOr<Value> applyModel(OpBuilder &b, func::FuncOp model, ValueRange params,
-                            Value inputs) {
+                            Value inputs, Value *aux = nullptr) {
   Block &body = model.getBody().front();
   int64_t samples = cast<RankedTensorType>(inputs.getType()).getDimSize(0);
   DenseMap<Value, nn::BatchedValue> values;
@@ -59,18 +61,31 @@ FailureOr<Value> applyModel(OpBuilder &b, func::FuncOp model, ValueRange params,
       return failure();
     values[op.getResult(0)] = *result;
   }
-  Value output = body.getTerminator()->getOperand(0);
+  Operation *terminator = body.getTerminator();
+  if (aux && terminator->getNumOperands() > 1) {
+    FailureOr<Value> perSample = nn::ensureBatched(
+        b, model.getLoc(), values.lookup(terminator->getOperand(1)), samples);
+    if (failed(perSample))
+      return failure();
+    *aux = nn::NNBuilder(b, model.getLoc()).reduceMean(*perSample, {0});
+  }
+  Value output = terminator->getOperand(0);
   return nn::ensureBatched(b, model.getLoc(), values.lookup(output), samples);
 }
 
-/// The task loss of predictions on a set of samples (PyTorch's means).
+/// The task loss of predictions on a set of samples (PyTorch's means),
+/// plus the model's auxiliary loss when it has one (`aux`).
 Value emitLoss(OpBuilder &b, Location loc, LossKind kind, Value prediction,
-               Value target) {
+               Value target, Value aux = Value()) {
   Type element = cast<RankedTensorType>(prediction.getType()).getElementType();
   auto scalar = RankedTensorType::get({}, element);
-  if (kind == LossKind::MSE)
-    return nn::MSELossOp::create(b, loc, scalar, prediction, target);
-  return nn::CrossEntropyLossOp::create(b, loc, scalar, prediction, target);
+  Value loss =
+      kind == LossKind::MSE
+          ? nn::MSELossOp::create(b, loc, scalar, prediction, target)
+                .getResult()
+          : nn::CrossEntropyLossOp::create(b, loc, scalar, prediction, target)
+                .getResult();
+  return aux ? nn::NNBuilder(b, loc).add(loss, aux) : loss;
 }
 
 /// One batch of tasks of a step: `count` tasks of `support` and `query`
@@ -131,6 +146,12 @@ private:
                                                      ValueRange theta,
                                                      ValueRange task);
 
+  /// The auxiliary loss of each query prediction (MoE load balancing),
+  /// and whether the query loss includes it (not in evaluations: they
+  /// report the task's loss).
+  DenseMap<Value, Value> auxOf;
+  bool withAux = true;
+
   /// ANIL: which parameters the inner loop adapts (those under `head`).
   LogicalResult selectHead(StringRef head);
   /// The types of everything the outer loop learns: the model's parameters
@@ -158,13 +179,20 @@ FailureOr<Value> StepBuilder::emitQueryPrediction(OpBuilder &b, int64_t steps,
                                                   double innerLr, int64_t order,
                                                   ValueRange params,
                                                   ValueRange task) {
-  if (steps == 0)
-    return applyModel(b, model, params, task[2]);
-  FailureOr<SmallVector<Value>> adapted =
-      emitAdapted(b, steps, innerLr, order, params, task);
-  if (failed(adapted))
-    return failure();
-  return applyModel(b, model, *adapted, task[2]);
+  Value aux;
+  FailureOr<Value> prediction;
+  if (steps == 0) {
+    prediction = applyModel(b, model, params, task[2], &aux);
+  } else {
+    FailureOr<SmallVector<Value>> adapted =
+        emitAdapted(b, steps, innerLr, order, params, task);
+    if (failed(adapted))
+      return failure();
+    prediction = applyModel(b, model, *adapted, task[2], &aux);
+  }
+  if (succeeded(prediction) && aux)
+    auxOf[*prediction] = aux;
+  return prediction;
 }
 
 Value StepBuilder::emitQueryLoss(OpBuilder &b, Value prediction,
@@ -172,7 +200,8 @@ Value StepBuilder::emitQueryLoss(OpBuilder &b, Value prediction,
   LossKind kind = isa<ProtoNetAttr>(train.getAlgorithm())
                       ? LossKind::CrossEntropy
                       : train.getLoss();
-  return emitLoss(b, train.getLoc(), kind, prediction, task[3]);
+  return emitLoss(b, train.getLoc(), kind, prediction, task[3],
+                  withAux ? auxOf.lookup(prediction) : Value());
 }
 
 FailureOr<SmallVector<Value>>
@@ -205,12 +234,13 @@ StepBuilder::emitAdapted(OpBuilder &b, int64_t steps, double innerLr,
     Block *block = b.createBlock(&adapt.getBody());
     for (Type t : adaptedTypes)
       block->addArgument(t, loc);
+    Value aux;
     FailureOr<Value> prediction =
-        applyModel(b, model, merge(block->getArguments()), task[0]);
+        applyModel(b, model, merge(block->getArguments()), task[0], &aux);
     if (failed(prediction))
       return failure();
-    YieldOp::create(b, loc,
-                    emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
+    YieldOp::create(
+        b, loc, emitLoss(b, loc, train.getLoss(), *prediction, task[1], aux));
   }
   return merge(adapt.getResults());
 }
@@ -301,17 +331,22 @@ FailureOr<Value> StepBuilder::emitMetaSGDPrediction(OpBuilder &b, int64_t steps,
       Block *body = b.createBlock(&grad.getBody());
       for (Value v : fast)
         body->addArgument(v.getType(), loc);
+      Value aux;
       FailureOr<Value> prediction =
-          applyModel(b, model, body->getArguments(), task[0]);
+          applyModel(b, model, body->getArguments(), task[0], &aux);
       if (failed(prediction))
         return failure();
-      YieldOp::create(b, loc,
-                      emitLoss(b, loc, train.getLoss(), *prediction, task[1]));
+      YieldOp::create(
+          b, loc, emitLoss(b, loc, train.getLoss(), *prediction, task[1], aux));
     }
     for (auto [p, g, a] : llvm::zip(fast, grad.getGradients(), alpha))
       p = nn.sub(p, nn.mul(a, g));
   }
-  return applyModel(b, model, fast, task[2]);
+  Value aux;
+  FailureOr<Value> prediction = applyModel(b, model, fast, task[2], &aux);
+  if (succeeded(prediction) && aux)
+    auxOf[*prediction] = aux;
+  return prediction;
 }
 
 /// iMAML (Rajeswaran et al., 2019), per task: phi after `steps` gradient
@@ -362,10 +397,11 @@ StepBuilder::emitImplicitGradient(OpBuilder &b, IMAMLAttr imaml,
     return SmallVector<Value>(grad.getGradients());
   };
   auto lossOn = [&](ValueRange p, Value x, Value y) -> FailureOr<Value> {
-    FailureOr<Value> prediction = applyModel(b, model, p, x);
+    Value aux;
+    FailureOr<Value> prediction = applyModel(b, model, p, x, &aux);
     if (failed(prediction))
       return failure();
-    return emitLoss(b, loc, train.getLoss(), *prediction, y);
+    return emitLoss(b, loc, train.getLoss(), *prediction, y, aux);
   };
   auto supportLoss = [&](ValueRange p) { return lossOn(p, task[0], task[1]); };
   auto queryLoss = [&](ValueRange p) { return lossOn(p, task[2], task[3]); };
@@ -686,11 +722,13 @@ StepBuilder::buildReptile(OpBuilder &b, ReptileAttr reptile, func::FuncOp step,
           /*order=*/1, theta, task);
       if (failed(adapted))
         return failure();
-      FailureOr<Value> prediction = applyModel(b, model, *adapted, task[2]);
+      Value aux;
+      FailureOr<Value> prediction =
+          applyModel(b, model, *adapted, task[2], &aux);
       if (failed(prediction))
         return failure();
       yielded.push_back(
-          emitLoss(b, loc, train.getLoss(), *prediction, task[3]));
+          emitLoss(b, loc, train.getLoss(), *prediction, task[3], aux));
       llvm::append_range(yielded, *adapted);
     } else {
       FailureOr<SmallVector<Value>> implicit = emitImplicitGradient(
@@ -783,7 +821,9 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
   }
   if (failed(prediction))
     return failure();
+  withAux = false;
   SmallVector<Value> yielded{emitQueryLoss(b, *prediction, task)};
+  withAux = true;
   if (classify)
     yielded.push_back(nn::AccuracyOp::create(
         b, loc, RankedTensorType::get({}, element), *prediction, task[3]));
