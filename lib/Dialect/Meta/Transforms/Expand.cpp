@@ -35,6 +35,19 @@ RankedTensorType taskSlice(Type batched) {
   return RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
 }
 
+/// The body of a meta.map over one task batch: one task's support inputs,
+/// support targets, query inputs and query targets (slices of
+/// `batchTypes`), then the parameters; the builder is left inside it.
+Block *createTaskBody(OpBuilder &b, MapOp map, ArrayRef<Type> batchTypes,
+                      ArrayRef<Type> paramTypes, Location loc) {
+  Block *body = b.createBlock(&map.getBody());
+  for (Type t : batchTypes)
+    body->addArgument(taskSlice(t), loc);
+  for (Type t : paramTypes)
+    body->addArgument(t, loc);
+  return body;
+}
+
 /// Emits the per-sample `model` on a set of samples `inputs` ([N, sample...])
 /// with `params`, vectorised over the samples; returns [N, output...]. A
 /// model with an auxiliary loss (a second result, `meta.aux_loss`: MoE
@@ -605,11 +618,8 @@ FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
     for (auto [i, part] : llvm::enumerate(parts)) {
       auto map = MapOp::create(b, loc, TypeRange{stacked({part.count}, scalar)},
                                batch.slice(4 * i, 4), body->getArguments());
-      Block *taskBody = b.createBlock(&map.getBody());
-      for (Type t : ArrayRef<Type>(batchTypes).slice(4 * i, 4))
-        taskBody->addArgument(taskSlice(t), loc);
-      for (Type t : paramTypes)
-        taskBody->addArgument(t, loc);
+      Block *taskBody = createTaskBody(
+          b, map, ArrayRef<Type>(batchTypes).slice(4 * i, 4), paramTypes, loc);
       ValueRange task = taskBody->getArguments().take_front(4);
       ValueRange theta = taskBody->getArguments().drop_front(4);
       FailureOr<Value> prediction;
@@ -708,11 +718,7 @@ StepBuilder::buildReptile(OpBuilder &b, ReptileAttr reptile, func::FuncOp step,
   auto map = MapOp::create(b, loc, mapTypes, batch, params);
   {
     OpBuilder::InsertionGuard inner(b);
-    Block *taskBody = b.createBlock(&map.getBody());
-    for (Type t : batchTypes)
-      taskBody->addArgument(taskSlice(t), loc);
-    for (Type t : paramTypes)
-      taskBody->addArgument(t, loc);
+    Block *taskBody = createTaskBody(b, map, batchTypes, paramTypes, loc);
     ValueRange task = taskBody->getArguments().take_front(4);
     ValueRange theta = taskBody->getArguments().drop_front(4);
     SmallVector<Value> yielded;
@@ -782,11 +788,7 @@ StepBuilder::buildEvaluation(OpBuilder &b, TasksOp evalTasks, int64_t steps) {
   ValueRange args = entry->getArguments();
   auto map = MapOp::create(b, loc, results, args.take_back(4),
                            args.take_front(paramTypes.size()));
-  Block *taskBody = b.createBlock(&map.getBody());
-  for (Type t : batchTypes)
-    taskBody->addArgument(taskSlice(t), loc);
-  for (Type t : paramTypes)
-    taskBody->addArgument(t, loc);
+  Block *taskBody = createTaskBody(b, map, batchTypes, paramTypes, loc);
   ValueRange task = taskBody->getArguments().take_front(4);
   ValueRange learned = taskBody->getArguments().drop_front(4);
   FailureOr<Value> prediction;
