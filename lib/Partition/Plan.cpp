@@ -168,6 +168,28 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
     }
   });
 
+  // Mixture-of-experts layers split by experts: each rank computes the
+  // slots of E / size experts (their per-task adapted weights and
+  // activations split with them); the gate stays whole, so every rank
+  // routes alike.
+  for (unsigned arg = 0, e = model.getNumArguments(); arg + 1 < e; ++arg) {
+    StringRef name = paramName(arg);
+    if (!name.ends_with(".experts.w1"))
+      continue;
+    StringRef layer = name.drop_back(strlen(".experts.w1"));
+    SmallVector<unsigned> experts;
+    for (unsigned other = 0; other + 1 < e; ++other)
+      for (StringRef which :
+           {".experts.w1", ".experts.b1", ".experts.w2", ".experts.b2"})
+        if (paramName(other) == (layer + which).str())
+          experts.push_back(other);
+    int64_t count =
+        cast<RankedTensorType>(model.getArgument(arg).getType()).getDimSize(0);
+    if (experts.size() == 4 && count % size == 0)
+      for (unsigned w : experts)
+        splits.push_back({w, 0});
+  }
+
   SmallVector<nn::LinearOp> linears;
   model.walk([&](nn::LinearOp op) {
     if (!attentionLinears.contains(op))
