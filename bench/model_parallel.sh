@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tensor and pipeline parallelism on this machine, against one process in
+# Tensor and pipeline parallelism on this machine (and a mixture-of-experts
+# transformer split by experts), against one process in
 # the same run: time per meta-iteration, peak memory of rank 0, and for
 # pipelines the fraction of a stage's time spent waiting on the other
 # stages next to the ideal bubble (p-1)/(m+p-1).
@@ -26,7 +27,7 @@ run() {
   fi
   "${launch[@]}" "$build/bin/metac" run "$spec" --iterations="$iterations" \
     --quiet --metrics="$work/$name.jsonl" "$@" >"$work/$name.out"
-  sed -n 's/.*, \([0-9.]*\) ms\/iteration.*memory \([0-9]*\) bytes/\1 \2/p' \
+  sed -n 's/.*, \([0-9.]*\) ms\/iteration.*peak device memory \([0-9]*\) bytes.*/\1 \2/p' \
     "$work/$name.out"
 }
 
@@ -79,4 +80,19 @@ echo "(one process: $joint_ms ms/iteration)"
 for m in 1 2 4 8 16; do
   read -r ms bytes < <(run "joint$m" 2 --mesh pipeline=2 --micro-batches "$m")
   /usr/bin/python3 -c "b = 1 - $joint_ms / (2 * $ms); i = 1 / ($m + 1); print('%-14d %9.2f %10.3f %10.3f %7.2fx' % ($m, $ms, b, i, b / i))"
+done
+
+echo
+echo "Mixture of experts (examples/moe_transformer.meta: 2 blocks, 8 experts, top-2):"
+echo "tensor=N splits attention by heads and each MoE layer by experts (8/N per rank);"
+echo "task=2 replicates the experts"
+printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
+spec=$root/examples/moe_transformer.meta
+iterations=10
+read -r moe_ms moe_bytes < <(run moe1 1)
+printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$moe_ms" 1.00x "$moe_bytes" 1.00x
+for config in task=2 tensor=2 tensor=4; do
+  np=${config#*=}
+  read -r ms bytes < <(run "moe${config/=/}" "$np" --mesh "$config")
+  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $moe_ms / $ms, $bytes, $bytes / $moe_bytes))"
 done
