@@ -38,9 +38,16 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
     defaultSteps = maml.getSteps();
   else if (auto anil = dyn_cast<meta::ANILAttr>(algorithm))
     defaultSteps = anil.getSteps();
+  else if (auto metasgd = dyn_cast<meta::MetaSGDAttr>(algorithm))
+    defaultSteps = metasgd.getSteps();
+  // ProtoNets has no inner steps: its classes differ in sizes alone.
+  bool prototypes = isa<meta::ProtoNetAttr>(algorithm);
+  if (prototypes)
+    defaultSteps = 0;
   if (!defaultSteps) {
-    diags.error(field.loc) << "'mix' needs an algorithm with inner SGD steps "
-                              "(maml or anil)";
+    diags.error(field.loc) << "'mix' needs maml, anil, metasgd or protonet "
+                              "(Reptile and iMAML average whole tasks' "
+                              "updates, which a mix does not weigh yet)";
     return nullptr;
   }
   StringRef kind = tasks.getKind();
@@ -78,9 +85,12 @@ ArrayAttr metac::frontend::readTaskMix(const Field &field,
       failed = true;
       continue;
     }
+    SmallVector<StringRef> known = {"tasks", episodic ? "shots" : "support",
+                                    "query"};
+    if (!prototypes)
+      known.push_back("steps");
     FieldReader r(diags, entry.value->fields, "task class '" + entry.name + "'",
-                  entry.value->loc,
-                  {"tasks", episodic ? "shots" : "support", "query", "steps"});
+                  entry.value->loc, known);
     auto count = r.integer("tasks", std::nullopt, 1);
     // In samples: a classification class's shots and queries per class
     // times the ways.

@@ -535,8 +535,9 @@ FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
   FunctionType modelType = model.getFunctionType();
   SmallVector<Type> paramTypes = learnedTypes();
   Type input = tasks.getInputType(), target = tasks.getTargetType();
-  if (mixed && !maml && !anil)
-    return train.emitOpError("mixes task classes, which needs maml or anil");
+  if (mixed && !maml && !anil && !metasgd && !protonet)
+    return train.emitOpError(
+        "mixes task classes, which needs maml, anil, metasgd or protonet");
   SmallVector<Type> batchTypes;
   for (const BatchPart &part : parts)
     llvm::append_range(
@@ -626,8 +627,8 @@ FailureOr<func::FuncOp> StepBuilder::buildMixed(OpBuilder &b, StringRef name,
       if (metasgd) {
         size_t half = theta.size() / 2;
         prediction = emitMetaSGDPrediction(
-            b, metasgd.getSteps(), metasgd.getOrder(), theta.take_front(half),
-            theta.drop_front(half), task);
+            b, mixed ? part.steps : metasgd.getSteps(), metasgd.getOrder(),
+            theta.take_front(half), theta.drop_front(half), task);
       } else if (protonet) {
         prediction =
             emitPrototypeLogits(b, theta, task, tasks.getWaysAttr().getInt());
@@ -871,9 +872,12 @@ struct MetaExpandPass
       order = maml.getOrder();
     else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm()))
       order = anil.getOrder();
+    else if (auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm()))
+      order = metasgd.getOrder();
     std::string error;
     TaskAssignment assignment =
-        assignTasks(*classes, parts, how == "cost", order, error);
+        assignTasks(*classes, parts, how == "cost", order,
+                    isa<ProtoNetAttr>(train.getAlgorithm()), error);
     if (!error.empty())
       return train.emitOpError() << error;
     SmallVector<Attribute> variants;

@@ -40,16 +40,19 @@ metac::meta::readTaskClasses(ArrayAttr mix) {
   return classes;
 }
 
-double metac::meta::estimateTaskCost(const TaskClass &c, int64_t order) {
+double metac::meta::estimateTaskCost(const TaskClass &c, int64_t order,
+                                     bool prototypes) {
   double perSupportStep = order >= 2 ? 9 : 3;
   double perUpdate = order >= 2 ? 2 : 1;
-  return perSupportStep * c.support * c.steps + 3.0 * c.query +
-         perUpdate * c.steps + 1;
+  double support =
+      prototypes ? 3.0 * c.support : perSupportStep * c.support * c.steps;
+  return support + 3.0 * c.query + perUpdate * c.steps + 1;
 }
 
 TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
                                         int64_t parts, bool byCost,
-                                        int64_t order, std::string &error) {
+                                        int64_t order, bool prototypes,
+                                        std::string &error) {
   TaskAssignment a;
   size_t n = classes.size();
   int64_t total = 0;
@@ -69,11 +72,11 @@ TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
     std::vector<size_t> order_(n);
     std::iota(order_.begin(), order_.end(), 0);
     std::stable_sort(order_.begin(), order_.end(), [&](size_t x, size_t y) {
-      return estimateTaskCost(classes[x], order) >
-             estimateTaskCost(classes[y], order);
+      return estimateTaskCost(classes[x], order, prototypes) >
+             estimateTaskCost(classes[y], order, prototypes);
     });
     for (size_t c : order_) {
-      double cost = estimateTaskCost(classes[c], order);
+      double cost = estimateTaskCost(classes[c], order, prototypes);
       for (int64_t k = 0; k < classes[c].tasks; ++k) {
         int64_t best =
             std::min_element(a.cost.begin(), a.cost.end()) - a.cost.begin();
@@ -93,7 +96,7 @@ TaskAssignment metac::meta::assignTasks(ArrayRef<TaskClass> classes,
     for (size_t c = 0; c < n; ++c)
       for (int64_t k = 0; k < classes[c].tasks; ++k, ++task) {
         ++a.count[task / each][c];
-        a.cost[task / each] += estimateTaskCost(classes[c], order);
+        a.cost[task / each] += estimateTaskCost(classes[c], order, prototypes);
       }
   }
   a.first.assign(parts, std::vector<int64_t>(n, 0));

@@ -33,8 +33,10 @@ std::optional<std::vector<TaskClass>> readTaskClasses(mlir::ArrayAttr mix);
 /// support set (3), which the second-order meta-gradient differentiates
 /// again (6 more); a forward and backward pass over the query set (3); per
 /// step a parameter-sized update (1, twice at second order); and one
-/// parameter-sized broadcast per task.
-double estimateTaskCost(const TaskClass &c, int64_t order);
+/// parameter-sized broadcast per task. `prototypes` (ProtoNets): no inner
+/// steps, a forward and backward pass over the support set instead.
+double estimateTaskCost(const TaskClass &c, int64_t order,
+                        bool prototypes = false);
 
 struct TaskAssignment {
   /// Per task coordinate: its group, and per class the first task (of the
@@ -52,7 +54,8 @@ struct TaskAssignment {
 /// the meta-batch, class after class, is cut into equal counts. Empty
 /// `error` on success.
 TaskAssignment assignTasks(llvm::ArrayRef<TaskClass> classes, int64_t parts,
-                           bool byCost, int64_t order, std::string &error);
+                           bool byCost, int64_t order, bool prototypes,
+                           std::string &error);
 
 /// `meta.task_assignment`: per task coordinate its group, then per class
 /// the first task and the count.
