@@ -151,8 +151,7 @@ LogicalResult Evaluator::step(Operation *op, Frame &frame) {
               // Losses and indexing.
               nn::MSELossOp, nn::CrossEntropyLossOp, nn::AccuracyOp,
               nn::OneHotOp, nn::MoeDispatchOp, nn::EmbeddingOp,
-              nn::EmbeddingBackwardOp>(
-              evaluateNN)
+              nn::EmbeddingBackwardOp>(evaluateNN)
           .Default([](Operation *op) -> FailureOr<Tensor> {
             op->emitError("unsupported operation '")
                 << op->getName()
