@@ -4,6 +4,8 @@
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -142,4 +144,74 @@ void metac::meta::dropExpansion(ModuleOp module, StringRef trainName) {
   for (StringRef attr : {"meta.step", "meta.step_variants", "meta.eval",
                          "meta.task_assignment", "meta.task_parts"})
     train->removeAttr(attr);
+}
+
+LogicalResult metac::meta::expandTaskGroups(
+    TrainOp train, ArrayAttr mix, int64_t taskParts, StringRef balance,
+    llvm::function_ref<FailureOr<func::FuncOp>(StringRef, ArrayRef<BatchPart>)>
+        buildStep) {
+  Builder b(train.getContext());
+  std::optional<std::vector<TaskClass>> classes = readTaskClasses(mix);
+  if (!classes)
+    return train.emitOpError("has a malformed meta.task_mix (expected "
+                             "{name, tasks, support, query, steps} "
+                             "dictionaries)");
+  int64_t metaBatch = 0;
+  for (const TaskClass &c : *classes)
+    metaBatch += c.tasks;
+  if (metaBatch != static_cast<int64_t>(train.getMetaBatch()))
+    return train.emitOpError("mixes ")
+           << metaBatch << " tasks into a meta-batch of "
+           << train.getMetaBatch();
+  int64_t parts = taskParts;
+  if (parts <= 0)
+    parts = train.getPlanAttr() ? train.getPlanAttr().getTask() : 1;
+  std::string how = balance.str();
+  if (how.empty())
+    how = train->hasAttr("meta.balance")
+              ? train->getAttrOfType<StringAttr>("meta.balance").str()
+              : "cost";
+  if (how != "cost" && how != "count")
+    return train.emitOpError("balance must be cost or count, got '")
+           << how << "'";
+  int64_t order = 2;
+  if (auto maml = dyn_cast<MAMLAttr>(train.getAlgorithm()))
+    order = maml.getOrder();
+  else if (auto anil = dyn_cast<ANILAttr>(train.getAlgorithm()))
+    order = anil.getOrder();
+  else if (auto metasgd = dyn_cast<MetaSGDAttr>(train.getAlgorithm()))
+    order = metasgd.getOrder();
+  std::string error;
+  TaskAssignment assignment =
+      assignTasks(*classes, parts, how == "cost", order,
+                  isa<ProtoNetAttr>(train.getAlgorithm()), error);
+  if (!error.empty())
+    return train.emitOpError() << error;
+  SmallVector<Attribute> variants;
+  for (auto [g, shares] : llvm::enumerate(assignment.groups)) {
+    SmallVector<BatchPart> batches;
+    SmallVector<int64_t> present;
+    for (auto [c, share] : llvm::enumerate(shares))
+      if (share > 0) {
+        const TaskClass &k = (*classes)[c];
+        // The group's batch as the whole axis would hold it: the
+        // partitioner gives each of its ranks `share` tasks.
+        batches.push_back({share * parts, k.support, k.query, k.steps});
+        present.push_back(c);
+      }
+    std::string name = (train.getSymName() + ".step").str();
+    if (g > 0)
+      name += ".group" + std::to_string(g);
+    FailureOr<func::FuncOp> step = buildStep(name, batches);
+    if (failed(step))
+      return failure();
+    (*step)->setAttr("meta.task_classes", b.getDenseI64ArrayAttr(present));
+    variants.push_back(FlatSymbolRefAttr::get(*step));
+  }
+  train->setAttr("meta.step", cast<FlatSymbolRefAttr>(variants.front()));
+  train->setAttr("meta.step_variants", b.getArrayAttr(variants));
+  train->setAttr("meta.task_assignment",
+                 b.getDenseI64ArrayAttr(flattenAssignment(assignment)));
+  train->setAttr("meta.task_parts", b.getI64IntegerAttr(parts));
+  return success();
 }

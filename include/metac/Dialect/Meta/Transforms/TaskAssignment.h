@@ -10,7 +10,10 @@
 #ifndef METAC_DIALECT_META_TRANSFORMS_TASKASSIGNMENT_H
 #define METAC_DIALECT_META_TRANSFORMS_TASKASSIGNMENT_H
 
+#include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 
@@ -65,6 +68,24 @@ std::vector<int64_t> flattenAssignment(const TaskAssignment &a);
 /// `module`, back to the meta phase: a mixed meta-batch is expanded again
 /// for another task axis.
 void dropExpansion(mlir::ModuleOp module, llvm::StringRef train);
+
+/// One batch of tasks of a step: `count` tasks of `support` and `query`
+/// samples, adapted by `steps` inner steps (-1: the algorithm's).
+struct BatchPart {
+  int64_t count, support, query, steps;
+};
+
+/// Expands the mixed meta-batch `mix` of `train`: splits its classes over
+/// `taskParts` task ranks (0: the train's plan) by `balance` (empty: the
+/// train's meta.balance, else cost), builds each group's step with
+/// `buildStep`, and records meta.step, meta.step_variants,
+/// meta.task_assignment and meta.task_parts on the train op.
+mlir::LogicalResult
+expandTaskGroups(TrainOp train, mlir::ArrayAttr mix, int64_t taskParts,
+                 llvm::StringRef balance,
+                 llvm::function_ref<mlir::FailureOr<mlir::func::FuncOp>(
+                     llvm::StringRef, llvm::ArrayRef<BatchPart>)>
+                     buildStep);
 
 } // namespace metac::meta
 
