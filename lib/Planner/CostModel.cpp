@@ -4,8 +4,6 @@
 
 #include "CoreSharing.h"
 #include "StateCost.h"
-#include "StepCost.h"
-
 #include "metac/Dialect/Meta/IR/Compression.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -905,9 +903,9 @@ Estimator::simulate(std::vector<RankProgram> &stages, func::FuncOp anyStage) {
 } // namespace
 
 llvm::Expected<IterationEstimate>
-metac::planner::detail::estimateStep(SymbolTable &symbols, meta::TrainOp train,
-                                     FlatSymbolRefAttr step,
-                                     const ClusterDescription &cluster) {
+metac::planner::estimateStep(SymbolTable &symbols, meta::TrainOp train,
+                             FlatSymbolRefAttr step,
+                             const ClusterDescription &cluster) {
   std::array<int64_t, 4> mesh{1, 1, 1, 1};
   if (meta::PlanAttr plan = train.getPlanAttr())
     mesh = {plan.getTask(), plan.getData(), plan.getTensor(),

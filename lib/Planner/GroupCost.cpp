@@ -7,8 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StepCost.h"
-
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Planner/CostModel.h"
 
@@ -39,7 +37,7 @@ metac::planner::estimateIteration(ModuleOp module, StringRef trainName,
   auto assignment =
       train->getAttrOfType<DenseI64ArrayAttr>("meta.task_assignment");
   if (!variants || variants.size() < 2 || !assignment)
-    return detail::estimateStep(symbols, train, step, cluster);
+    return estimateStep(symbols, train, step, cluster);
   // A mixed meta-batch whose task ranks run different steps: every rank
   // waits for the slowest group at the all-reduce, so the iteration is
   // that group's; the FLOPs are every group's.
@@ -57,7 +55,7 @@ metac::planner::estimateIteration(ModuleOp module, StringRef trainName,
   for (auto [g, variant] :
        llvm::enumerate(variants.getAsRange<FlatSymbolRefAttr>())) {
     llvm::Expected<IterationEstimate> e =
-        detail::estimateStep(symbols, train, variant, cluster);
+        estimateStep(symbols, train, variant, cluster);
     if (!e)
       return e.takeError();
     totalFlops += e->totalFlops * ranksOfGroup[g] / coordinates;

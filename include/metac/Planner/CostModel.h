@@ -35,9 +35,16 @@
 #include <map>
 #include <string>
 
+namespace mlir {
+class FlatSymbolRefAttr;
+class SymbolTable;
+} // namespace mlir
 namespace mlir::func {
 class FuncOp;
 } // namespace mlir::func
+namespace metac::meta {
+class TrainOp;
+} // namespace metac::meta
 
 namespace metac::planner {
 
@@ -90,6 +97,13 @@ struct IterationEstimate {
 llvm::Expected<IterationEstimate>
 estimateIteration(mlir::ModuleOp module, llvm::StringRef train,
                   const ClusterDescription &cluster);
+
+/// Estimates one meta-iteration of `train` whose task ranks all run `step`
+/// (or its pipeline stages), on the mesh of its plan. estimateIteration
+/// takes the slowest of a mixed meta-batch's step variants.
+llvm::Expected<IterationEstimate>
+estimateStep(mlir::SymbolTable &symbols, meta::TrainOp train,
+             mlir::FlatSymbolRefAttr step, const ClusterDescription &cluster);
 
 } // namespace metac::planner
 
