@@ -141,14 +141,14 @@ metac::calibrate::measureCollectives(Session &session, const Plan &plan) {
   for (int64_t group = 2; group <= n; ++group) {
     if (n % group)
       continue;
-    if (llvm::Error error = session.attach({n / group, group, 1, 1}))
+    if (llvm::Error error = session.attach({n / group, group, 1, 1, 1}))
       return std::move(error);
     for (Kind kind : {Kind::AllReduce, Kind::AllGather, Kind::ReduceScatter,
                       Kind::Broadcast})
       if (llvm::Error error = add(kind, group, kDataMask))
         return std::move(error);
   }
-  if (llvm::Error error = session.attach({n, 1, 1, 1}))
+  if (llvm::Error error = session.attach({n, 1, 1, 1, 1}))
     return std::move(error);
   if (llvm::Error error = add(Kind::SendRecv, 2, kTaskMask))
     return std::move(error);

@@ -12,7 +12,7 @@
 using namespace metac::calibrate;
 
 /// Every axis of the mesh: the world, whatever the layout.
-static constexpr int32_t kWorld = (1 << METART_NUM_AXES) - 1;
+static constexpr int32_t kWorld = METART_ALL_AXES;
 
 double DeviceTensor::bytes() const {
   double elements = 1;
@@ -61,7 +61,7 @@ llvm::Expected<std::unique_ptr<Session>> Session::create(bool cuda) {
         llvm::formatv("cannot create the runtime context: {0}",
                       metart_context_last_error(nullptr))
             .str());
-  if (llvm::Error error = session->attach({session->worldSize, 1, 1, 1}))
+  if (llvm::Error error = session->attach({session->worldSize, 1, 1, 1, 1}))
     return std::move(error);
   llvm::SmallVector<double> empty;
   for (int i = 0; i < 101; ++i) {
@@ -88,7 +88,7 @@ Session::~Session() {
     metart_context_destroy(ctx);
 }
 
-llvm::Error Session::attach(const std::array<int64_t, 4> &mesh) {
+llvm::Error Session::attach(const std::array<int64_t, METART_NUM_AXES> &mesh) {
   return check(metart_comm_attach(ctx, mesh.data()), "metart_comm_attach");
 }
 

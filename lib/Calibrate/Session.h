@@ -90,8 +90,8 @@ public:
     idleRanksPoll = othersPoll;
   }
 
-  /// Lays the world out as `mesh` (task, data, tensor, pipeline).
-  llvm::Error attach(const std::array<int64_t, 4> &mesh);
+  /// Lays the world out as `mesh` (task, data, tensor, pipeline, expert).
+  llvm::Error attach(const std::array<int64_t, METART_NUM_AXES> &mesh);
   /// An error naming `what` and the runtime's message when `status` is not
   /// METART_OK.
   llvm::Error check(metart_status status, llvm::StringRef what) const;

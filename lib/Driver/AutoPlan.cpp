@@ -252,7 +252,8 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
                                           ? meta::PipelineSchedule::OneFOneB
                                           : meta::PipelineSchedule::GPipe;
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
-                                          s[3], best.microBatches, schedule));
+                                          s[3], s[4], best.microBatches,
+                                          schedule));
     if (!best.balance.empty())
       train->setAttr("meta.balance", b.getStringAttr(best.balance));
     const IterationEstimate &e = best.estimate;

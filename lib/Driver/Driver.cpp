@@ -337,8 +337,7 @@ LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
   partition::MeshShape mesh;
   module.walk([&](meta::TrainOp train) {
     if (meta::PlanAttr plan = train.getPlanAttr())
-      mesh.sizes = {plan.getTask(), plan.getData(), plan.getTensor(),
-                    plan.getPipeline()};
+      mesh.sizes = plan.getMeshSizes();
   });
   if (rank >= mesh.numRanks())
     return emitError(module.getLoc())

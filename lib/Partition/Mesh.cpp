@@ -1,4 +1,4 @@
-//===- Mesh.cpp - the four-axis device mesh -------------------------------===//
+//===- Mesh.cpp - the named axes of the device mesh -----------------------===//
 
 #include "metac/Partition/Mesh.h"
 
@@ -8,7 +8,7 @@
 using namespace metac::partition;
 
 static constexpr llvm::StringLiteral kAxisNames[kNumMeshAxes] = {
-    "task", "data", "tensor", "pipeline"};
+    "task", "data", "tensor", "pipeline", "expert"};
 
 llvm::StringRef metac::partition::getMeshAxisName(unsigned axis) {
   return axis < kNumMeshAxes ? kAxisNames[axis] : "?";
@@ -62,7 +62,7 @@ metac::partition::parseMeshShape(llvm::StringRef text) {
     const auto *axis = llvm::find(kAxisNames, name);
     if (axis == std::end(kAxisNames))
       return error("unknown axis '" + name +
-                   "' (expected task, data, tensor or pipeline)");
+                   "' (expected task, data, tensor, pipeline or expert)");
     unsigned index = axis - std::begin(kAxisNames);
     if (seen[index])
       return error("axis '" + name + "' given twice");

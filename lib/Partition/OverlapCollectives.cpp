@@ -120,7 +120,7 @@ private:
 bool isFree(Operation *op) {
   return isa<nn::ReshapeOp, tensor::ExtractSliceOp, shard::AllReduceOp,
              shard::ReduceScatterOp, shard::AllGatherOp, shard::AllSliceOp,
-             meta::WaitOp>(op);
+             shard::AllToAllOp, meta::WaitOp>(op);
 }
 
 bool isView(Operation *op) {

@@ -84,11 +84,13 @@ struct ParameterServers
         return signalPassFailure();
       }
       meta::PlanAttr plan = train.getPlanAttr();
-      if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1)) {
+      if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1 ||
+                   plan.getExpert() > 1)) {
         train.emitError("parameter servers serve meshes of the task and "
                         "data axes (each holds whole slices of the "
                         "replicated parameters), not tensor = ")
-            << plan.getTensor() << ", pipeline = " << plan.getPipeline();
+            << plan.getTensor() << ", pipeline = " << plan.getPipeline()
+            << ", expert = " << plan.getExpert();
         return signalPassFailure();
       }
       if (metac::partition::hasStepGroups(train)) {

@@ -68,6 +68,8 @@ private:
   Value sum(OpBuilder &b, Value v);
   FailureOr<Value> reshard(OpBuilder &b, Value v, ArrayRef<int> dims);
   Value gather(OpBuilder &b, Value v, int64_t dim);
+  /// Moves `v`'s split from dimension `from` to `to` (replicated before).
+  FailureOr<Value> allToAll(OpBuilder &b, Value v, int64_t from, int64_t to);
   FailureOr<Value> slice(OpBuilder &b, Value v, ArrayRef<int> dims);
 
   LogicalResult annotateArguments();
@@ -161,6 +163,24 @@ Value FunctionPartitioner::sum(OpBuilder &b, Value v) {
   defineLocal(result, globalTypeOf(v), {s.dims, 0});
   summed[v] = result;
   return result;
+}
+
+FailureOr<Value> FunctionPartitioner::allToAll(OpBuilder &b, Value v,
+                                               int64_t from, int64_t to) {
+  Sharding s = shardingOf(v);
+  int axis = s.dims[from];
+  s.dims[to] = axis;
+  s.dims[from] = kReplicated;
+  FailureOr<RankedTensorType> type =
+      localType(globalTypeOf(v), s.dims, v.getLoc());
+  if (failed(type))
+    return failure();
+  auto exchanged = shard::AllToAllOp::create(
+      b, v.getLoc(), *type, grid.getSymName(),
+      ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, v, APInt(64, to),
+      APInt(64, from));
+  defineLocal(exchanged.getResult(), globalTypeOf(v), s);
+  return exchanged.getResult();
 }
 
 Value FunctionPartitioner::gather(OpBuilder &b, Value v, int64_t dim) {
@@ -270,6 +290,24 @@ FailureOr<Value> FunctionPartitioner::reshard(OpBuilder &b, Value v,
   if (auto it = resharded.find(key); it != resharded.end())
     return it->second;
   Value current = v;
+  // An axis that moves to another dimension exchanges parts all-to-all:
+  // each rank sends the others their parts of the new dimension (1/n of
+  // what a gather and a slice would bring in).
+  for (int64_t d = 0, e = dims.size(); d < e; ++d) {
+    int axis = shardingOf(current).dims[d];
+    if (axis == kReplicated || axis == dims[d])
+      continue;
+    const int *to = llvm::find(dims, axis);
+    if (to == dims.end())
+      continue;
+    int64_t target = to - dims.begin();
+    if (shardingOf(current).dims[target] != kReplicated)
+      continue;
+    FailureOr<Value> moved = allToAll(b, current, d, target);
+    if (failed(moved))
+      return failure();
+    current = *moved;
+  }
   for (int64_t d = 0, e = dims.size(); d < e; ++d) {
     int axis = shardingOf(current).dims[d];
     if (axis != kReplicated && axis != dims[d])
@@ -461,12 +499,13 @@ struct MetaPartitionPass
         continue;
       if (grid.getShape().size() != kNumMeshAxes) {
         grid.emitOpError("is not a metac mesh (task x data x tensor x "
-                         "pipeline)");
+                         "pipeline x expert)");
         return signalPassFailure();
       }
       // With the samples split, batch norm's statistics are local sums and
       // an all-reduce, not a gather of every sample.
-      if (grid.getShape()[MeshAxis::Data] > 1)
+      if (grid.getShape()[MeshAxis::Data] > 1 ||
+          grid.getShape()[MeshAxis::Expert] > 1)
         nn::decomposeBatchNorms(function, [](nn::BatchNormOp) { return true; });
       if (failed(FunctionPartitioner(function, grid).run()))
         return signalPassFailure();

@@ -64,27 +64,68 @@ LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
        function.getArguments().take_back(batchArgumentCount(function))) {
     auto type = cast<RankedTensorType>(arg.getType());
     const char *what[] = {"tasks per meta-batch", "samples per task"};
-    for (unsigned axis : {MeshAxis::Task, MeshAxis::Data}) {
+    // The expert axis splits samples as the data axis does.
+    unsigned splitters[] = {MeshAxis::Task, mesh.sizes[MeshAxis::Expert] > 1
+                                                ? MeshAxis::Expert
+                                                : MeshAxis::Data};
+    for (auto [dim, axis] : llvm::enumerate(splitters)) {
       int64_t size = mesh.sizes[axis];
       if (size == 1)
         continue;
-      if (type.getRank() <= axis || type.getDimSize(axis) % size != 0)
+      if (type.getRank() <= int64_t(dim) || type.getDimSize(dim) % size != 0)
         return train.emitError()
                << "mesh " << mesh.str() << " (" << origin << ") does not fit '"
                << train.getSymName() << "': the " << getMeshAxisName(axis)
-               << " axis (" << size << ") does not divide the " << what[axis]
-               << " (" << (type.getRank() > axis ? type.getDimSize(axis) : 1)
+               << " axis (" << size << ") does not divide the " << what[dim]
+               << " ("
+               << (type.getRank() > int64_t(dim) ? type.getDimSize(dim) : 1)
                << ") of '" << function.getSymName() << "'";
     }
   }
   return success();
 }
 
-/// A parameter (model argument) split over the tensor axis on `dim`.
+/// A parameter (model argument) split over `axis` on `dim`.
 struct ParamSplit {
   unsigned argument;
   int64_t dim;
+  unsigned axis = MeshAxis::Tensor;
 };
+
+/// The parameter name of a model argument ("" if none).
+StringRef paramNameOf(func::FuncOp model, unsigned arg) {
+  if (auto name = model.getArgAttrOfType<StringAttr>(arg, "meta.param"))
+    return name.getValue();
+  return "";
+}
+
+/// Splits every mixture-of-experts layer of `model` by experts over `axis`
+/// (w1, b1, w2, b2 on their expert dimension) where `parts` divides the
+/// experts; true if it split one.
+bool splitExperts(func::FuncOp model, int64_t parts, unsigned axis,
+                  SmallVectorImpl<ParamSplit> &splits) {
+  bool split = false;
+  for (unsigned arg = 0, e = model.getNumArguments(); arg + 1 < e; ++arg) {
+    StringRef name = paramNameOf(model, arg);
+    if (!name.ends_with(".experts.w1"))
+      continue;
+    StringRef layer = name.drop_back(strlen(".experts.w1"));
+    SmallVector<unsigned> experts;
+    for (unsigned other = 0; other + 1 < e; ++other)
+      for (StringRef which :
+           {".experts.w1", ".experts.b1", ".experts.w2", ".experts.b2"})
+        if (paramNameOf(model, other) == (layer + which).str())
+          experts.push_back(other);
+    int64_t count =
+        cast<RankedTensorType>(model.getArgument(arg).getType()).getDimSize(0);
+    if (experts.size() != 4 || count % parts != 0)
+      continue;
+    for (unsigned w : experts)
+      splits.push_back({w, 0, axis});
+    split = true;
+  }
+  return split;
+}
 
 /// Follows single-operand elementwise ops (activations) back from `v`.
 Value throughActivations(Value v) {
@@ -129,11 +170,7 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
 
   // Attention layers split by heads: the q, k and v projections by output
   // features (whole heads per rank), o by input features.
-  auto paramName = [&](unsigned arg) -> StringRef {
-    if (auto name = model.getArgAttrOfType<StringAttr>(arg, "meta.param"))
-      return name.getValue();
-    return "";
-  };
+  auto paramName = [&](unsigned arg) { return paramNameOf(model, arg); };
   DenseSet<Operation *> attentionLinears;
   model.walk([&](nn::LinearOp q) {
     std::optional<unsigned> wq = argumentOf(q.getWeight());
@@ -171,24 +208,9 @@ LogicalResult planTensorSplits(meta::TrainOp train, func::FuncOp model,
   // Mixture-of-experts layers split by experts: each rank computes the
   // slots of E / size experts (their per-task adapted weights and
   // activations split with them); the gate stays whole, so every rank
-  // routes alike.
-  for (unsigned arg = 0, e = model.getNumArguments(); arg + 1 < e; ++arg) {
-    StringRef name = paramName(arg);
-    if (!name.ends_with(".experts.w1"))
-      continue;
-    StringRef layer = name.drop_back(strlen(".experts.w1"));
-    SmallVector<unsigned> experts;
-    for (unsigned other = 0; other + 1 < e; ++other)
-      for (StringRef which :
-           {".experts.w1", ".experts.b1", ".experts.w2", ".experts.b2"})
-        if (paramName(other) == (layer + which).str())
-          experts.push_back(other);
-    int64_t count =
-        cast<RankedTensorType>(model.getArgument(arg).getType()).getDimSize(0);
-    if (experts.size() == 4 && count % size == 0)
-      for (unsigned w : experts)
-        splits.push_back({w, 0});
-  }
+  // routes alike. With an expert axis, that axis splits them instead.
+  if (mesh.sizes[MeshAxis::Expert] == 1)
+    splitExperts(model, size, MeshAxis::Tensor, splits);
 
   SmallVector<nn::LinearOp> linears;
   model.walk([&](nn::LinearOp op) {
@@ -303,7 +325,7 @@ void annotateParams(func::FuncOp function, shard::GridOp grid,
     SmallVector<shard::GridAxesAttr> axes;
     for (int64_t d = 0; d <= split.dim; ++d)
       axes.push_back(shard::GridAxesAttr::get(
-          ctx, d == split.dim ? ArrayRef<int16_t>{int16_t(MeshAxis::Tensor)}
+          ctx, d == split.dim ? ArrayRef<int16_t>{int16_t(split.axis)}
                               : ArrayRef<int16_t>{}));
     auto sharding = shard::ShardingOp::create(
         b, function.getLoc(), FlatSymbolRefAttr::get(grid), axes,
@@ -325,7 +347,10 @@ void annotateBatch(func::FuncOp function, shard::GridOp grid,
   Location loc = function.getLoc();
   MLIRContext *ctx = b.getContext();
   SmallVector<shard::GridAxesAttr> splitAxes;
-  for (unsigned axis : {MeshAxis::Task, MeshAxis::Data})
+  // The expert axis splits samples as the data axis does (never both).
+  unsigned samples =
+      mesh.sizes[MeshAxis::Expert] > 1 ? MeshAxis::Expert : MeshAxis::Data;
+  for (unsigned axis : {unsigned(MeshAxis::Task), samples})
     splitAxes.push_back(shard::GridAxesAttr::get(
         ctx, mesh.sizes[axis] > 1 || (axis == MeshAxis::Task && microBatched)
                  ? ArrayRef<int16_t>{int16_t(axis)}
@@ -378,8 +403,7 @@ struct MetaPlanPass
     if (override)
       shape = *override;
     else if (plan)
-      shape.sizes = {plan.getTask(), plan.getData(), plan.getTensor(),
-                     plan.getPipeline()};
+      shape.sizes = plan.getMeshSizes();
     StringRef origin = override ? "from --mesh" : "from the spec";
     // A mixed meta-batch was split over the task axis when it was expanded.
     if (auto parts = train->getAttrOfType<IntegerAttr>("meta.task_parts")) {
@@ -418,10 +442,33 @@ struct MetaPlanPass
                << " tasks of each rank";
     }
     SmallVector<ParamSplit> splits;
-    if (shape.sizes[MeshAxis::Tensor] > 1) {
-      auto model = symbols.lookup<func::FuncOp>(train.getModel());
+    auto model = symbols.lookup<func::FuncOp>(train.getModel());
+    if (shape.sizes[MeshAxis::Tensor] > 1)
       if (failed(planTensorSplits(train, model, shape, origin, splits)))
         return failure();
+    if (int64_t experts = shape.sizes[MeshAxis::Expert]; experts > 1) {
+      if (shape.sizes[MeshAxis::Data] > 1)
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the expert and data axes both split the samples of "
+                  "each task; use one of them";
+      if (stages > 1)
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the expert axis does not combine with pipeline stages "
+                  "yet";
+      if (train->hasAttr("meta.step_variants"))
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the expert axis does not combine with a mixed "
+                  "meta-batch yet";
+      if (!splitExperts(model, experts, MeshAxis::Expert, splits))
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the expert axis splits the experts of "
+                  "mixture-of-experts layers, and model '"
+               << model.getSymName() << "' has no moe layer whose experts it "
+               << "divides";
     }
 
     SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);
@@ -439,7 +486,7 @@ struct MetaPlanPass
     symbols.insert(grid);
     train.setPlanAttr(meta::PlanAttr::get(
         b.getContext(), shape.sizes[0], shape.sizes[1], shape.sizes[2],
-        shape.sizes[3], micro, scheduleOf(plan)));
+        shape.sizes[3], shape.sizes[4], micro, scheduleOf(plan)));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
       if (shape.sizes[MeshAxis::Tensor] > 1)

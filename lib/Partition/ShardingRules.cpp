@@ -170,6 +170,22 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   const Sharding &r = ctx.shardingOf(op.getRhs());
   SmallVector<int> tl = l.dims, tr = r.dims;
   int64_t nb = tl.size() - 2;
+  // The expert axis splits tokens (samples) and experts: when one operand
+  // is split on one batch dimension and the other on another, the smaller
+  // operand moves (all-to-all), so experts' weights are never gathered.
+  auto batchDimOf = [&](ArrayRef<int> dims) {
+    const int *at = llvm::find(dims.take_front(nb), int(MeshAxis::Expert));
+    return at == dims.take_front(nb).end() ? int64_t(-1)
+                                           : int64_t(at - dims.begin());
+  };
+  int64_t le = batchDimOf(tl), re = batchDimOf(tr);
+  if (le >= 0 && re >= 0 && le != re) {
+    if (ctx.globalTypeOf(op.getRhs()).getNumElements() >
+        ctx.globalTypeOf(op.getLhs()).getNumElements())
+      tl[le] = kReplicated;
+    else
+      tr[re] = kReplicated;
+  }
   for (int64_t i = 0; i < nb; ++i)
     tl[i] = tr[i] = joinAxes(tl[i], tr[i]);
   dedupeAxes(MutableArrayRef<int>(tl).take_front(nb));

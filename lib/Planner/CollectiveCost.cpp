@@ -23,6 +23,8 @@ llvm::StringRef metac::planner::stringifyCollective(Collective kind) {
     return "broadcast";
   case Collective::SendRecv:
     return "send_recv";
+  case Collective::AllToAll:
+    return "all_to_all";
   }
   return "";
 }
@@ -99,6 +101,10 @@ double flat(Collective kind, double bytes, int64_t g, Link l,
   case Collective::SendRecv:
     algorithm = "direct";
     return l.alpha + bytes / l.beta;
+  case Collective::AllToAll:
+    // n - 1 pairwise exchanges of one part each.
+    algorithm = "pairwise";
+    return ring(n - 1, bytes / n, l);
   }
   return 0;
 }
@@ -123,6 +129,7 @@ double busFactor(Collective kind, double n) {
     return 2 * (n - 1) / n;
   case Collective::AllGather:
   case Collective::ReduceScatter:
+  case Collective::AllToAll:
     return (n - 1) / n;
   case Collective::Broadcast:
   case Collective::SendRecv:
@@ -249,6 +256,7 @@ CollectiveTime metac::planner::estimateCollective(
            (g > 1 ? flat(kind, bytes, group.perNode, node, ignored) : 0);
     break;
   case Collective::SendRecv:
+  case Collective::AllToAll: // every pair exchanges: no two-level form
     break;
   }
   if (hier < flatTime) {

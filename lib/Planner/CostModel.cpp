@@ -629,6 +629,9 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     if (auto o = dyn_cast<shard::ReduceScatterOp>(op))
       return collective(Collective::ReduceScatter, o.getGridAxes(),
                         double(byteSize(o.getInput().getType())));
+    if (auto o = dyn_cast<shard::AllToAllOp>(op))
+      return collective(Collective::AllToAll, o.getGridAxes(),
+                        double(byteSize(o.getInput().getType())));
     if (auto o = dyn_cast<shard::BroadcastOp>(op))
       return collective(Collective::Broadcast, o.getGridAxes(),
                         double(byteSize(o.getInput().getType())));
@@ -906,11 +909,12 @@ llvm::Expected<IterationEstimate>
 metac::planner::estimateStep(SymbolTable &symbols, meta::TrainOp train,
                              FlatSymbolRefAttr step,
                              const ClusterDescription &cluster) {
-  std::array<int64_t, 4> mesh{1, 1, 1, 1};
+  std::array<int64_t, partition::kNumMeshAxes> mesh{1, 1, 1, 1, 1};
   if (meta::PlanAttr plan = train.getPlanAttr())
-    mesh = {plan.getTask(), plan.getData(), plan.getTensor(),
-            plan.getPipeline()};
-  int64_t world = mesh[0] * mesh[1] * mesh[2] * mesh[3];
+    mesh = plan.getMeshSizes();
+  int64_t world = 1;
+  for (int64_t size : mesh)
+    world *= size;
   if (world > cluster.numDevices())
     return llvm::createStringError("the plan needs " + std::to_string(world) +
                                    " devices; '" + cluster.name + "' has " +
@@ -954,7 +958,8 @@ metac::planner::estimateStep(SymbolTable &symbols, meta::TrainOp train,
   first.walk([&](meta::UpdateGuardOp) { guarded = true; });
   if (guarded && world > 1) {
     GroupPlacement everyone =
-        placeGroup(mesh, 0xF, std::max<int64_t>(cluster.devicesPerNode, 1));
+        placeGroup(mesh, (1u << partition::kNumMeshAxes) - 1,
+                   std::max<int64_t>(cluster.devicesPerNode, 1));
     estimate->driverSeconds +=
         estimateCollective(Collective::AllReduce, 8, everyone, cluster).seconds;
   }

@@ -207,9 +207,10 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
       })
       // Communication: the payload of each collective or transfer.
       .Case<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-            shard::BroadcastOp, shard::SendOp>([](Operation *o) {
-        return OpCost{0, 0, bytesOf(o->getOperand(0))};
-      })
+            shard::AllToAllOp, shard::BroadcastOp, shard::SendOp>(
+          [](Operation *o) {
+            return OpCost{0, 0, bytesOf(o->getOperand(0))};
+          })
       // A receive's payload is its result (its operand only gives the
       // shape).
       .Case([](shard::RecvOp o) {

@@ -87,7 +87,7 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
           continue;
         int64_t pipeline = devices / task / data / tensor;
         PlanCandidate plan;
-        plan.mesh.sizes = {task, data, tensor, pipeline};
+        plan.mesh.sizes = {task, data, tensor, pipeline, 1};
         if (pipeline == 1) {
           plans.push_back(plan);
           continue;
@@ -284,11 +284,11 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     refs.size = {smallestDivisor({problem.metaBatch}, limit),
                  smallestDivisor(problem.samples, limit),
                  cluster.devicesPerNode % 2 == 0 ? 2 : 0,
-                 smallestDivisor({problem.metaBatch}, limit)};
+                 smallestDivisor({problem.metaBatch}, limit), 0};
     // The one-device plan first, then a two-way split of each axis.
     std::vector<PlanCandidate> references(1);
     SmallVector<unsigned> axes;
-    for (unsigned a = 0; a < 4; ++a) {
+    for (unsigned a = 0; a < partition::kNumMeshAxes; ++a) {
       if (refs.size[a] < 2)
         continue;
       PlanCandidate ref;

@@ -51,7 +51,7 @@ metac::planner::screenPlan(const PlanCandidate &plan,
                            const ClusterDescription &cluster) {
   const IterationEstimate &one = refs.single;
   const auto &sizes = plan.mesh.sizes;
-  for (unsigned a = 0; a < 4; ++a)
+  for (unsigned a = 0; a < partition::kNumMeshAxes; ++a)
     if (sizes[a] > 1 && !refs.axis[a])
       return std::nullopt;
   int64_t perNode = std::max<int64_t>(cluster.devicesPerNode, 1);

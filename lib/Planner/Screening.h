@@ -28,8 +28,8 @@ struct ScreeningReferences {
   /// Per mesh axis, a plan that splits only that axis `size` ways (for the
   /// pipeline: `size` stages of as many micro-batches, GPipe), if it
   /// partitions.
-  std::array<std::optional<IterationEstimate>, 4> axis;
-  std::array<int64_t, 4> size{1, 1, 1, 1};
+  std::array<std::optional<IterationEstimate>, partition::kNumMeshAxes> axis;
+  std::array<int64_t, partition::kNumMeshAxes> size{1, 1, 1, 1, 1};
 };
 
 /// The coarse estimate of `plan`; nothing when it needs an axis whose

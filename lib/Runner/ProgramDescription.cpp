@@ -189,8 +189,7 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   // planned phase) describes the full batch.
   if (train->hasAttr("meta.mesh"))
     if (meta::PlanAttr plan = train.getPlanAttr())
-      d.mesh = {plan.getTask(), plan.getData(), plan.getTensor(),
-                plan.getPipeline()};
+      d.mesh = plan.getMeshSizes();
   if (auto stages = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
     d.stages = stages.getInt();
   d.onNonfinite = train.getOnNonfinite() == "skip" ? METART_NONFINITE_SKIP

@@ -22,6 +22,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -141,7 +142,8 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   int64_t ownStage = -1;
   if (stages > 1 && metart_world_init() == METART_OK &&
       metart_world_size() > 1) {
-    ownStage = metart_world_rank() % stages;
+    ownStage = metart_world_rank() /
+               std::max<int64_t>(program->mesh[METART_AXIS_EXPERT], 1) % stages;
     SymbolTable symbols(*lowered);
     std::vector<std::string> functions{program->stepFunction};
     for (const EvaluationDescription &e : program->evaluations)
@@ -281,7 +283,9 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.meta_batch = program->metaBatch;
   desc.iterations = program->iterations;
   desc.seed = program->seed;
-  for (int axis = 0; axis < 4; ++axis)
+  static_assert(std::tuple_size_v<decltype(program->mesh)> == METART_NUM_AXES,
+                "the compiler's mesh and the runtime's have the same axes");
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
     desc.mesh[axis] = program->mesh[axis];
   desc.loss_name = program->lossName.c_str();
   desc.checkpoint_every = program->checkpointEvery;

@@ -31,6 +31,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_reduce_scatter_algorithm",
        reinterpret_cast<void *>(&metart_reduce_scatter_algorithm)},
       {"metart_all_slice", reinterpret_cast<void *>(&metart_all_slice)},
+      {"metart_all_to_all", reinterpret_cast<void *>(&metart_all_to_all)},
       {"metart_reduce_scatter",
        reinterpret_cast<void *>(&metart_reduce_scatter)},
       {"metart_recv", reinterpret_cast<void *>(&metart_recv)},

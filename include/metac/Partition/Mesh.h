@@ -1,11 +1,13 @@
-//===- Mesh.h - the four-axis device mesh ------------------------*- C++
+//===- Mesh.h - the named axes of the device mesh ----------------*- C++
 //-*-===//
 //
-// metac's mesh has four named axes, in this order: `task` (tasks of a
+// metac's mesh has five named axes, in this order: `task` (tasks of a
 // meta-batch), `data` (samples inside a task), `tensor` (hidden dimensions of
-// weights) and `pipeline` (layer stages). In IR it is an upstream
-// `shard.grid` of rank four whose axis i is the axis named here; ranks are
-// laid out row-major over it, as the runtime does.
+// weights), `pipeline` (layer stages) and `expert` (samples, like `data`, and
+// the experts of mixture-of-experts layers, which trade tokens all-to-all).
+// In IR it is an upstream `shard.grid` of rank five whose axis i is the axis
+// named here; ranks are laid out row-major over it, as the runtime does
+// (`METART_MESH_AXES` there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,17 +23,23 @@
 
 namespace metac::partition {
 
-enum MeshAxis : unsigned { Task = 0, Data = 1, Tensor = 2, Pipeline = 3 };
-constexpr unsigned kNumMeshAxes = 4;
+enum MeshAxis : unsigned {
+  Task = 0,
+  Data = 1,
+  Tensor = 2,
+  Pipeline = 3,
+  Expert = 4
+};
+constexpr unsigned kNumMeshAxes = 5;
 
-/// `task`, `data`, `tensor` or `pipeline`.
+/// `task`, `data`, `tensor`, `pipeline` or `expert`.
 llvm::StringRef getMeshAxisName(unsigned axis);
 
 /// "task", "task+data", ... for a mask whose bit i is axis i.
 std::string getMeshAxesName(unsigned mask);
 
 struct MeshShape {
-  std::array<int64_t, kNumMeshAxes> sizes{1, 1, 1, 1};
+  std::array<int64_t, kNumMeshAxes> sizes{1, 1, 1, 1, 1};
 
   int64_t numRanks() const;
   bool isSingleRank() const { return numRanks() == 1; }
@@ -40,7 +48,7 @@ struct MeshShape {
 };
 
 /// Parses `--mesh` syntax: comma-separated `axis=size` with axis one of the
-/// four names, each at most once, sizes >= 1.
+/// mesh's names, each at most once, sizes >= 1.
 llvm::Expected<MeshShape> parseMeshShape(llvm::StringRef text);
 
 } // namespace metac::partition

@@ -27,7 +27,8 @@ enum class Collective {
   AllGather,
   ReduceScatter,
   Broadcast,
-  SendRecv
+  SendRecv,
+  AllToAll
 };
 
 /// The name a cluster file's `collective_fits` use for `kind`.

@@ -116,6 +116,13 @@ RuntimeCall lowering::collectiveCall(Operation *op, RuntimeCallEmitter &emit,
                             emit.i32(axesMask(o.getGridAxes())),
                             emit.i64(o.getGatherAxis().getSExtValue())}};
       })
+      .Case([&](shard::AllToAllOp o) {
+        return RuntimeCall{"metart_all_to_all",
+                           {ctx, input, output,
+                            emit.i32(axesMask(o.getGridAxes())),
+                            emit.i64(o.getSplitAxis().getSExtValue()),
+                            emit.i64(o.getConcatAxis().getSExtValue())}};
+      })
       .Case([&](shard::AllSliceOp o) {
         return RuntimeCall{"metart_all_slice",
                            {ctx, input, output,
@@ -123,6 +130,6 @@ RuntimeCall lowering::collectiveCall(Operation *op, RuntimeCallEmitter &emit,
                             emit.i64(o.getSliceAxis().getSExtValue())}};
       })
       .Default([](Operation *) -> RuntimeCall {
-        llvm_unreachable("collectiveCall takes the four shard collectives");
+        llvm_unreachable("collectiveCall takes the five shard collectives");
       });
 }

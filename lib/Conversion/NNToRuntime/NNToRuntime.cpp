@@ -676,7 +676,7 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
   }
   // Collectives over the axes of the mesh (CollectiveCalls.cpp).
   if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllSliceOp,
-          shard::ReduceScatterOp>(op)) {
+          shard::AllToAllOp, shard::ReduceScatterOp>(op)) {
     Value input = operand(op->getOperand(0));
     lowering::RuntimeCall collective =
         lowering::collectiveCall(op, emit, ctx, input, result(op), nextSite);

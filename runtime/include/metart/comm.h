@@ -33,8 +33,11 @@ typedef enum metart_axis {
   METART_AXIS_DATA = 1,
   METART_AXIS_TENSOR = 2,
   METART_AXIS_PIPELINE = 3,
+  METART_AXIS_EXPERT = 4,
 } metart_axis;
-#define METART_NUM_AXES 4
+#define METART_NUM_AXES 5
+/** The mask of every axis: the whole world. */
+#define METART_ALL_AXES ((1 << METART_NUM_AXES) - 1)
 
 /*===----------------------------------------------------------------------===*
  * The world: the processes of the job
@@ -66,13 +69,15 @@ void metart_world_abort(int code);
  *  per non-empty axes mask. Collective: every rank of the world calls it
  *  with the same mesh. Joins the world first. A mesh whose product is not
  *  the world's size is METART_ERROR_INVALID_ARGUMENT. */
-metart_status metart_comm_attach(metart_context *c, const int64_t mesh[4]);
+metart_status metart_comm_attach(metart_context *c,
+                                 const int64_t mesh[METART_NUM_AXES]);
 /** Whether `c` has a communicator. */
 int metart_comm_attached(const metart_context *c);
 /** The mesh of `c` and this rank's coordinates on it (all 1 and 0 without
  *  a communicator). Either output may be NULL. */
-metart_status metart_comm_mesh(const metart_context *c, int64_t out_mesh[4],
-                               int64_t out_coords[4]);
+metart_status metart_comm_mesh(const metart_context *c,
+                               int64_t out_mesh[METART_NUM_AXES],
+                               int64_t out_coords[METART_NUM_AXES]);
 /** This rank's position in the group of `axes_mask` and the group's size. */
 metart_status metart_comm_group(const metart_context *c, int32_t axes_mask,
                                 int64_t *out_rank, int64_t *out_size);
@@ -131,6 +136,14 @@ metart_status metart_all_reduce_algorithm(metart_context *c,
 metart_status metart_all_gather(metart_context *c, const metart_tensor *x,
                                 const metart_tensor *y, int32_t axes_mask,
                                 int64_t dim);
+/* All-to-all: x splits along `split_dim` into one part per group member,
+   in group-rank order; member r receives every member's part r, and y is
+   those parts concatenated along `concat_dim` in group-rank order
+   (shard.all_to_all: the dimension a tensor is split on over the group
+   moves from `concat_dim` to `split_dim`). */
+metart_status metart_all_to_all(metart_context *c, const metart_tensor *x,
+                                const metart_tensor *y, int32_t axes_mask,
+                                int64_t split_dim, int64_t concat_dim);
 /* y = this rank's slice of x along `dim` (x.shape[dim] / group size, at this
    rank's position in the group). No communication. */
 metart_status metart_all_slice(metart_context *c, const metart_tensor *x,

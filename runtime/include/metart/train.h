@@ -119,13 +119,13 @@ typedef struct metart_program {
   const char *loss_name;
   const metart_eval_spec *evals;
   int64_t num_evals;
-  /** The mesh the step was partitioned for: task, data, tensor, pipeline
-   *  (0 means 1). Each rank draws the global meta-batch's slice of its
+  /** The mesh the step was partitioned for: task, data, tensor, pipeline,
+   *  expert (0 means 1). Each rank draws the global meta-batch's slice of its
    *  (task, data) coordinates: tasks [task * T / Dtask, +T / Dtask) and, of
    *  each, samples [data * N / Ddata, +N / Ddata) of support and query.
    *  Parameters and optimizer state are replicated; evaluation functions
    *  take local batches and return the losses of all T tasks. */
-  int64_t mesh[4];
+  int64_t mesh[METART_NUM_AXES];
   /** Non-zero: the step has an update guard and returns, after the loss,
    *  the squared norm of each outer gradient (f64 [num_params]). */
   int32_t guarded;
@@ -279,7 +279,7 @@ typedef struct metart_train_result {
   int64_t num_evals;
   /** Collectives of the meta-iterations (not of evaluation), per axes
    *  mask, summed over the run. */
-  metart_comm_stats comm[16];
+  metart_comm_stats comm[1 << METART_NUM_AXES];
   /** The process's peak resident memory (host RAM, all of it: code,
    *  data, the CPU backend's tensors). */
   size_t peak_host_bytes;
@@ -371,7 +371,7 @@ typedef struct metart_program_desc {
   const char *loss_name;
   const metart_eval_desc *evals;
   int64_t num_evals;
-  int64_t mesh[4]; /* as in metart_program */
+  int64_t mesh[METART_NUM_AXES]; /* as in metart_program */
   /** With pipeline stages (mesh[3] > 1): the step of each stage, replacing
    *  `step`; a rank runs the one of its pipeline coordinate. */
   const metart_function *step_stages;

@@ -45,15 +45,16 @@ void Communicator::layOut(int64_t rank) {
 }
 
 static std::string describeMesh(const int64_t *mesh) {
-  static const char *const names[] = {"task", "data", "tensor", "pipeline"};
+  static const char *const names[] = {"task", "data", "tensor", "pipeline",
+                                      "expert"};
   std::ostringstream os;
   for (int axis = 0; axis < METART_NUM_AXES; ++axis)
     os << (axis ? " x " : "") << names[axis] << "=" << mesh[axis];
   return os.str();
 }
 
-extern "C" metart_status metart_comm_attach(metart_context *c,
-                                            const int64_t mesh[4]) {
+extern "C" metart_status
+metart_comm_attach(metart_context *c, const int64_t mesh[METART_NUM_AXES]) {
   Checker check(c, "metart_comm_attach");
   if (!check.ok())
     return check.result();
@@ -122,8 +123,8 @@ extern "C" int metart_comm_attached(const metart_context *c) {
 }
 
 extern "C" metart_status metart_comm_mesh(const metart_context *c,
-                                          int64_t out_mesh[4],
-                                          int64_t out_coords[4]) {
+                                          int64_t out_mesh[METART_NUM_AXES],
+                                          int64_t out_coords[METART_NUM_AXES]) {
   if (!c) {
     setLastError(nullptr, "metart_comm_mesh: the context is null");
     return METART_ERROR_INVALID_ARGUMENT;
@@ -146,7 +147,8 @@ extern "C" metart_status metart_comm_group(const metart_context *c,
   if (!check.ok())
     return check.result();
   if (axes_mask < 0 || axes_mask >= kNumMasks)
-    return check.invalid("axes mask ", axes_mask, " is not in [0, 15]");
+    return check.invalid("axes mask ", axes_mask, " is not in [0, ",
+                         kNumMasks - 1, "]");
   if (out_rank)
     *out_rank = c->comm ? c->comm->groupRank[axes_mask] : 0;
   if (out_size)
@@ -159,7 +161,8 @@ extern "C" metart_status metart_barrier(metart_context *c, int32_t axes_mask) {
   if (!check.ok())
     return check.result();
   if (axes_mask < 0 || axes_mask >= kNumMasks)
-    return check.invalid("axes mask ", axes_mask, " is not in [0, 15]");
+    return check.invalid("axes mask ", axes_mask, " is not in [0, ",
+                         kNumMasks - 1, "]");
   if (!c->comm || c->comm->groupSize[axes_mask] == 1)
     return check.finish(c->backend->synchronize());
   watchdog::Guard guard("barrier", axes_mask);

@@ -35,7 +35,8 @@ bool groupOf(Checker &check, const metart_context *c, int32_t mask,
   if (!check.ok())
     return false;
   if (mask < 0 || mask >= kNumMasks)
-    return check.reject("axes mask ", mask, " is not in [0, 15]");
+    return check.reject("axes mask ", mask, " is not in [0, ", kNumMasks - 1,
+                        "]");
   rank = c->comm ? c->comm->groupRank[mask] : 0;
   size = c->comm ? c->comm->groupSize[mask] : 1;
   return true;
@@ -573,6 +574,85 @@ extern "C" metart_status metart_all_gather(metart_context *c,
           return s;
         return swapBlocks(*c->backend, gathered.data, y->data, size, outer,
                           inner * dtypeSize(x->dtype));
+      });
+}
+
+extern "C" metart_status metart_all_to_all(metart_context *c,
+                                           const metart_tensor *x,
+                                           const metart_tensor *y,
+                                           int32_t axes_mask, int64_t split_dim,
+                                           int64_t concat_dim) {
+  Checker check(c, "metart_all_to_all");
+  int64_t rank = 0, size = 1;
+  // A part's extent along dimension d.
+  auto partDim = [&](int64_t d) {
+    return d == split_dim ? x->shape[d] / size : x->shape[d];
+  };
+  if (operands(check, x, y) && groupOf(check, c, axes_mask, rank, size) &&
+      dimensionOf(check, "x", *x, split_dim) &&
+      dimensionOf(check, "x", *x, concat_dim)) {
+    if (x->shape[split_dim] % size) {
+      check.invalid("x ", describe(*x), " does not split in ", size,
+                    " along dim ", split_dim);
+    } else {
+      SmallShape shape;
+      for (int64_t d = 0; d < x->rank; ++d)
+        shape.push_back(partDim(d) * (d == concat_dim ? size : 1));
+      check.shape("y", *y, shape);
+    }
+  }
+  return collective(
+      check, c, "all_to_all", axes_mask, size, check.ok() ? bytesOf(*x) : 0,
+      [&](Transport *t) -> KernelStatus {
+        if (!t)
+          return copyLocal(c, *x, *y);
+        size_t element = dtypeSize(x->dtype), bytes = bytesOf(*x);
+        int64_t count = numElements(*x) / size;
+        // The parts in group order, each contiguous: x viewed as [outer,
+        // size, inner] becomes [size, outer, inner].
+        int64_t outer = 0, inner = 0;
+        blocksOf(*x, split_dim, size, outer, inner);
+        Temporary packed(c), received(c);
+        if (KernelStatus s = packed.allocate(bytes); s.failed())
+          return s;
+        if (KernelStatus s = received.allocate(bytes); s.failed())
+          return s;
+        if (KernelStatus s = swapBlocks(*c->backend, x->data, packed.data,
+                                        outer, size, inner * element);
+            s.failed())
+          return s;
+        if (t->hasAllToAll()) {
+          if (KernelStatus s = t->allToAll(axes_mask, packed.data,
+                                           received.data, count, dtypeOf(*x));
+              s.failed())
+            return s;
+        } else {
+          // Everyone's parts, [sender, receiver, count]; this rank keeps
+          // column `rank`.
+          Temporary all(c);
+          if (KernelStatus s = all.allocate(bytes * size); s.failed())
+            return s;
+          if (KernelStatus s = t->allGather(axes_mask, packed.data, all.data,
+                                            numElements(*x), dtypeOf(*x));
+              s.failed())
+            return s;
+          for (int64_t sender = 0; sender < size; ++sender)
+            if (KernelStatus s = c->backend->copy(
+                    static_cast<char *>(received.data) +
+                        sender * count * element,
+                    static_cast<const char *>(all.data) +
+                        (sender * size + rank) * count * element,
+                    count * element, CopyKind::DeviceToDevice);
+                s.failed())
+              return s;
+        }
+        // The received parts [size, outer, inner] concatenated along
+        // concat_dim: y viewed as [outer, size, inner].
+        int64_t before = 1, from = 1;
+        for (int64_t d = 0; d < x->rank; ++d)
+          (d < concat_dim ? before : from) *= partDim(d);
+        return swapBlocks(*c->backend, received.data, y->data, size, before,
+                          from * element);
       });
 }
 

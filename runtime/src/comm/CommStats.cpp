@@ -22,7 +22,8 @@ extern "C" metart_status metart_comm_stats_get(metart_context *c,
   }
   if (axes_mask < 0 || axes_mask >= kNumMasks) {
     setLastError(c, "metart_comm_stats_get: axes mask " +
-                        std::to_string(axes_mask) + " is not in [0, 15]");
+                        std::to_string(axes_mask) + " is not in [0, " +
+                        std::to_string(kNumMasks - 1) + "]");
     return METART_ERROR_INVALID_ARGUMENT;
   }
   settle(c);

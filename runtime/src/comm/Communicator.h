@@ -66,6 +66,14 @@ public:
                                          AllReduceAlgorithm) {
     return reduceScatter(mask, x, y, count, dtype, reduction);
   }
+  /// `x` holds `count` elements for each rank in group order; `y` receives
+  /// `count` from each rank in group order. A transport without one
+  /// (`hasAllToAll` false) is served by an all-gather.
+  virtual bool hasAllToAll() const { return false; }
+  virtual KernelStatus allToAll(int mask, const void *x, void *y, int64_t count,
+                                metart_dtype dtype) {
+    return {METART_ERROR_UNSUPPORTED, "all-to-all is not offered"};
+  }
   /// `y` becomes the root's `y`.
   virtual KernelStatus broadcast(int mask, void *y, int64_t count,
                                  metart_dtype dtype, int root) = 0;
@@ -123,8 +131,8 @@ private:
 
 /// The mesh, this rank's place on it, and the transport.
 struct Communicator {
-  int64_t mesh[METART_NUM_AXES] = {1, 1, 1, 1};
-  int64_t coords[METART_NUM_AXES] = {0, 0, 0, 0};
+  int64_t mesh[METART_NUM_AXES] = {1, 1, 1, 1, 1};
+  int64_t coords[METART_NUM_AXES] = {};
   /// This rank's position in the group of each mask, and the group's size.
   int64_t groupRank[kNumMasks] = {};
   int64_t groupSize[kNumMasks] = {};

@@ -298,6 +298,29 @@ KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
   return unstage(y, out, bytes * size);
 }
 
+KernelStatus MpiTransport::allToAll(int mask, const void *x, void *y,
+                                    int64_t count, metart_dtype dtype) {
+  if (KernelStatus s = progressSends(true); s.failed())
+    return s;
+  int size = 0;
+  MPI_Comm_size(groups[mask], &size);
+  if (KernelStatus s = checkCount(count * size); s.failed())
+    return s;
+  size_t bytes = count * size * dtypeSize(dtype);
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
+    return s;
+  if (KernelStatus s =
+          check(MPI_Alltoall(in, int(count), mpiType(dtype), out, int(count),
+                             mpiType(dtype), groups[mask]),
+                "MPI_Alltoall");
+      s.failed())
+    return s;
+  return unstage(y, out, bytes);
+}
+
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
                                          int64_t count, metart_dtype dtype,
                                          Reduction reduction) {

@@ -39,6 +39,9 @@ public:
                              AllReduceAlgorithm algorithm) override;
   KernelStatus allGather(int mask, const void *x, void *y, int64_t count,
                          metart_dtype dtype) override;
+  bool hasAllToAll() const override { return true; }
+  KernelStatus allToAll(int mask, const void *x, void *y, int64_t count,
+                        metart_dtype dtype) override;
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
                              metart_dtype dtype, Reduction reduction) override;
   KernelStatus reduceScatterWith(int mask, const void *x, void *y,

@@ -130,6 +130,26 @@ public:
                            s);
     });
   }
+  // One send and one receive per peer in a group: NCCL pairs them.
+  bool hasAllToAll() const override { return true; }
+  KernelStatus allToAll(int mask, const void *x, void *y, int64_t count,
+                        metart_dtype dtype) override {
+    return call("ncclSend/ncclRecv", "all_to_all", mask, [&](cudaStream_t s) {
+      int size = 0;
+      if (ncclResult_t r = ncclCommCount(comms[mask], &size); r != ncclSuccess)
+        return r;
+      size_t block = size_t(count) * dtypeSize(dtype);
+      if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess)
+        return r;
+      for (int peer = 0; peer < size; ++peer) {
+        ncclSend(static_cast<const char *>(x) + peer * block, size_t(count),
+                 ncclType(dtype), peer, comms[mask], s);
+        ncclRecv(static_cast<char *>(y) + peer * block, size_t(count),
+                 ncclType(dtype), peer, comms[mask], s);
+      }
+      return ncclGroupEnd();
+    });
+  }
   KernelStatus reduceScatter(int mask, const void *x, void *y, int64_t count,
                              metart_dtype dtype, Reduction reduction) override {
     return call("ncclReduceScatter", "reduce_scatter", mask,

@@ -13,13 +13,17 @@
 using namespace metart;
 using namespace metart::comm;
 
-int64_t comm::pinnedCoreIndex(const int64_t mesh[4], int64_t rank,
+int64_t comm::pinnedCoreIndex(const int64_t mesh[METART_NUM_AXES], int64_t rank,
                               int64_t ranks, int64_t cores) {
   if (cores < 1 || ranks <= cores || ranks % cores != 0)
     return -1;
-  int64_t stages = mesh[3] > 0 ? mesh[3] : 1;
+  int64_t stages =
+      mesh[METART_AXIS_PIPELINE] > 0 ? mesh[METART_AXIS_PIPELINE] : 1;
+  // Only the expert axis lies inside the pipeline axis (row-major).
+  int64_t inner = mesh[METART_AXIS_EXPERT] > 0 ? mesh[METART_AXIS_EXPERT] : 1;
   // Stage-major: the ranks of stage 0 (in rank order) first, then stage 1's.
-  int64_t stage = rank % stages, within = rank / stages;
+  int64_t stage = rank / inner % stages;
+  int64_t within = rank / (inner * stages) * inner + rank % inner;
   int64_t position = stage * (ranks / stages) + within;
   return position % cores;
 }
@@ -37,7 +41,7 @@ const std::vector<int> &comm::coresBeforePinning() {
   return cores;
 }
 
-std::string comm::pinOversubscribedRank(const int64_t mesh[4]) {
+std::string comm::pinOversubscribedRank(const int64_t mesh[METART_NUM_AXES]) {
   if (const char *bind = std::getenv("METART_BIND"))
     if (std::strcmp(bind, "none") == 0)
       return "";

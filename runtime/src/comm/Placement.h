@@ -15,6 +15,8 @@
 #ifndef METART_COMM_PLACEMENT_H
 #define METART_COMM_PLACEMENT_H
 
+#include "metart/comm.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,8 +27,8 @@ namespace metart::comm {
 /// of `ranks` ranks laid out row-major over `mesh` (pipeline last), or -1
 /// when the ranks are not pinned (no more ranks than cores, or not a
 /// multiple of them).
-int64_t pinnedCoreIndex(const int64_t mesh[4], int64_t rank, int64_t ranks,
-                        int64_t cores);
+int64_t pinnedCoreIndex(const int64_t mesh[METART_NUM_AXES], int64_t rank,
+                        int64_t ranks, int64_t cores);
 
 /// The CPUs this process could run on before any pinning (its affinity
 /// mask when first asked: pinning asks first, so a later mesh is placed
@@ -36,7 +38,7 @@ const std::vector<int> &coresBeforePinning();
 /// Pins this process's threads to its core by `pinnedCoreIndex` when every
 /// rank of the world runs on this host and METART_BIND is not `none`.
 /// Returns a description of what failed, or "".
-std::string pinOversubscribedRank(const int64_t mesh[4]);
+std::string pinOversubscribedRank(const int64_t mesh[METART_NUM_AXES]);
 
 } // namespace metart::comm
 

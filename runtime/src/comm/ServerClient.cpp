@@ -288,7 +288,8 @@ metart_status servers::step(metart_context *c,
   }
   int mask = 1;
   if (c->comm)
-    mask = (c->comm->mesh[0] > 1 ? 1 : 0) | (c->comm->mesh[1] > 1 ? 2 : 0);
+    mask = (c->comm->mesh[METART_AXIS_TASK] > 1 ? 1 : 0) |
+           (c->comm->mesh[METART_AXIS_DATA] > 1 ? 2 : 0);
   c->commStats.addCall(mask ? mask : 1, bytes);
   c->commStats.addSeconds(
       mask ? mask : 1,

@@ -15,7 +15,7 @@
 
 namespace metart::comm {
 
-/// The number of axes masks (4 axes: 0 to 15).
+/// The number of axes masks (bit i: axis i).
 inline constexpr int kNumMasks = 1 << METART_NUM_AXES;
 
 /// A mask's name ("task", "task+data", "none"), "" out of range.

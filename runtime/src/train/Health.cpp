@@ -48,7 +48,7 @@ metart_status UpdateHealth::check(int32_t lossType, double &loss, bool &healthy,
     s = metart_copy_to_device(context, verdictTensor.data, &bad, sizeof(bad));
     if (!s)
       s = metart_all_reduce(context, &verdictTensor, &verdictTensor,
-                            /*every axis*/ 15, METART_REDUCE_MAX);
+                            METART_ALL_AXES, METART_REDUCE_MAX);
     if (!s)
       s = metart_copy_to_host(context, &bad, verdictTensor.data, sizeof(bad));
   }

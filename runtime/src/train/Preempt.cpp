@@ -29,7 +29,7 @@ metart_status Trainer::agreePreemption(int &signal) {
   metart_status s = metart_copy_to_device(context, data, &value, sizeof(value));
   if (!s)
     s = metart_all_reduce(context, &preemptFlag.descriptor,
-                          &preemptFlag.descriptor, /*every axis*/ 15,
+                          &preemptFlag.descriptor, METART_ALL_AXES,
                           METART_REDUCE_MAX);
   if (!s)
     s = metart_copy_to_host(context, &value, data, sizeof(value));

@@ -99,7 +99,7 @@ void printComm(FILE *out, const metart_train_result &result) {
   int64_t async = 0;
   std::string line;
   char entry[160];
-  for (int mask = 1; mask < 16; ++mask) {
+  for (int mask = 1; mask < (1 << METART_NUM_AXES); ++mask) {
     const metart_comm_stats &s = result.comm[mask];
     if (!s.calls)
       continue;
@@ -223,7 +223,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
       return METART_ERROR_UNSUPPORTED;
     }
     int64_t workers = 1;
-    for (int axis = 0; axis < 4; ++axis)
+    for (int axis = 0; axis < METART_NUM_AXES; ++axis)
       workers *= desc->mesh[axis] > 0 ? desc->mesh[axis] : 1;
     int64_t iterations = options->train.iterations >= 0
                              ? options->train.iterations
@@ -255,9 +255,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   uint64_t seed =
       options->seed >= 0 ? static_cast<uint64_t>(options->seed) : desc->seed;
   // Pipeline stages run different programs: this rank's is the one of its
-  // pipeline coordinate (the fastest-varying one of the rank).
-  int64_t stages = desc->mesh[3] > 1 ? desc->mesh[3] : 1;
-  int64_t stage = metart_world_rank() % stages;
+  // pipeline coordinate (row-major: only the expert axis varies faster).
+  int64_t stages = desc->mesh[METART_AXIS_PIPELINE] > 1
+                       ? desc->mesh[METART_AXIS_PIPELINE]
+                       : 1;
+  int64_t inner =
+      desc->mesh[METART_AXIS_EXPERT] > 1 ? desc->mesh[METART_AXIS_EXPERT] : 1;
+  int64_t stage = metart_world_rank() / inner % stages;
   metart_program program{};
   program.name = desc->name;
   program.step = desc->step_stages ? desc->step_stages[stage] : desc->step;
@@ -269,7 +273,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.iterations = desc->iterations;
   program.seed = seed;
   program.loss_name = desc->loss_name;
-  for (int axis = 0; axis < 4; ++axis)
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
     program.mesh[axis] = desc->mesh[axis];
   program.guarded = desc->guarded;
   program.flops_per_iteration = desc->flops_per_iteration;

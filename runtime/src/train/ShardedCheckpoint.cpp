@@ -150,7 +150,7 @@ metart_status Trainer::saveCheckpoint(int64_t iteration) {
 }
 
 metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
-  if (program.mesh[3] > 1)
+  if (program.mesh[METART_AXIS_PIPELINE] > 1)
     return fail(METART_ERROR_UNSUPPORTED,
                 "sharded checkpoints do not cover pipeline stages yet: use "
                 "--checkpoint-format=gathered");
@@ -203,8 +203,9 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   // writes it (the others hold copies).
   int64_t copyPosition = 0, copies = 1;
   if (program.zero_parts > 1)
-    if (metart_status s = metart_comm_group(context, 15 & ~program.zero_mask,
-                                            &copyPosition, &copies))
+    if (metart_status s =
+            metart_comm_group(context, METART_ALL_AXES & ~program.zero_mask,
+                              &copyPosition, &copies))
       return fail(s, "%s", metart_context_last_error(context));
   for (size_t t = 0; t < names.size(); ++t) {
     size_t k = t - static_cast<size_t>(program.num_params);
@@ -252,8 +253,9 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   index["version"] = 1;
   index["iteration"] = iteration;
   index["world_size"] = world;
-  index["mesh"] = {program.mesh[0], program.mesh[1], program.mesh[2],
-                   program.mesh[3]};
+  index["mesh"] = nlohmann::json::array();
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
+    index["mesh"].push_back(program.mesh[axis] > 0 ? program.mesh[axis] : 1);
   index["zero_parts"] = program.zero_parts > 1 ? program.zero_parts : 1;
   if (program.loss_scaling)
     index["loss_scale"] = {scaler.scale(), scaler.healthyInRow()};

@@ -10,23 +10,27 @@ metart_status Sharding::layOut(metart_context *context,
                                const metart_program &program,
                                std::string &error) {
   const int64_t *mesh = program.mesh;
-  bool meshGiven = mesh[0] > 1 || mesh[1] > 1 || mesh[2] > 1 || mesh[3] > 1;
+  bool meshGiven = false;
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
+    meshGiven |= mesh[axis] > 1;
   if (meshGiven && !metart_comm_attached(context))
     if (metart_status s = metart_comm_attach(context, mesh)) {
       error = metart_context_last_error(context);
       return s;
     }
-  int64_t shape[4], coords[4];
+  int64_t shape[METART_NUM_AXES], coords[METART_NUM_AXES];
   metart_comm_mesh(context, shape, coords);
-  for (int axis = 0; axis < 4; ++axis)
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
     if (meshGiven && shape[axis] != (mesh[axis] ? mesh[axis] : 1)) {
       error = "the context's communicator is not for the program's mesh";
       return METART_ERROR_INVALID_ARGUMENT;
     }
   taskParts = shape[0];
-  dataParts = shape[1];
+  // The expert axis splits samples as the data axis does (data outer).
+  dataParts = shape[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT];
   taskCoord = coords[0];
-  dataCoord = coords[1];
+  dataCoord = coords[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT] +
+              coords[METART_AXIS_EXPERT];
   writer = metart_world_rank() == 0;
   int64_t support = 0, query = 0;
   metart_tasks_sizes(program.tasks, &support, &query);
@@ -39,7 +43,7 @@ metart_status Sharding::layOut(metart_context *context,
   if (support % dataParts || query % dataParts) {
     error = "support and query sets of " + std::to_string(support) + " and " +
             std::to_string(query) + " samples do not split over " +
-            std::to_string(dataParts) + " ranks of the data axis";
+            std::to_string(dataParts) + " ranks of the data and expert axes";
     return METART_ERROR_INVALID_ARGUMENT;
   }
   return METART_OK;
@@ -57,7 +61,7 @@ void Sharding::sliceSamples(const char *drawn, char *local, int64_t tasks,
 std::string metart::train::commJson(const metart_comm_stats *perMask) {
   std::string json = "{";
   char entry[256];
-  for (int mask = 1; mask < 16; ++mask) {
+  for (int mask = 1; mask < (1 << METART_NUM_AXES); ++mask) {
     const metart_comm_stats &s = perMask[mask];
     if (!s.calls)
       continue;

@@ -71,7 +71,7 @@ metart_status Trainer::reduceOverRanks(double &value, int32_t op) {
       metart_copy_to_device(context, t.descriptor.data, &value, 8);
   if (!s)
     s = metart_all_reduce(context, &t.descriptor, &t.descriptor,
-                          /*every axis*/ 15, op);
+                          METART_ALL_AXES, op);
   if (!s)
     s = metart_copy_to_host(context, &value, t.descriptor.data, 8);
   metart_buffer_free(context, t.descriptor.data);
@@ -306,7 +306,7 @@ metart_status Trainer::drawBatch(const std::vector<TaskShare> &shares,
 }
 
 metart_status Trainer::barrier() {
-  if (metart_status s = metart_barrier(context, 15))
+  if (metart_status s = metart_barrier(context, METART_ALL_AXES))
     return fail(s, "%s", metart_context_last_error(context));
   return METART_OK;
 }
@@ -530,7 +530,8 @@ metart_status Trainer::run(metart_train_result &result) {
   }
   // The checkpoint directory is made up front, so a bad path fails before
   // any training time is spent; so does a format the mesh cannot write.
-  if (options.checkpoint_dir && shardedCheckpoints() && program.mesh[3] > 1)
+  if (options.checkpoint_dir && shardedCheckpoints() &&
+      program.mesh[METART_AXIS_PIPELINE] > 1)
     return fail(METART_ERROR_UNSUPPORTED,
                 "sharded checkpoints do not cover pipeline stages yet: use "
                 "--checkpoint-format=gathered");
@@ -660,8 +661,8 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     // The step's collectives, before the verdict's all-reduce (which is
     // the driver's, not the program's).
-    metart_comm_stats comm[16];
-    for (int mask = 0; mask < 16; ++mask) {
+    metart_comm_stats comm[1 << METART_NUM_AXES];
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       metart_comm_stats_get(context, mask, &comm[mask]);
       result.comm[mask].calls += comm[mask].calls;
       result.comm[mask].bytes += comm[mask].bytes;
@@ -671,7 +672,7 @@ metart_status Trainer::run(metart_train_result &result) {
     }
     if (it > start) {
       double waited = 0;
-      for (int mask = 1; mask < 16; ++mask)
+      for (int mask = 1; mask < (1 << METART_NUM_AXES); ++mask)
         waited += comm[mask].seconds;
       busy += std::chrono::duration<double>(lastStep).count() - waited;
     }

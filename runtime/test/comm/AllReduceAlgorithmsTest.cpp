@@ -36,7 +36,7 @@ TEST(AllReduceAlgorithms, ExactOnEveryMaskTypeAndLength) {
   setenv("METART_RANKS_PER_NODE", "2", 1);
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       for (int32_t algorithm : kAlgorithms)
         for (int32_t dtype : kDtypes)
@@ -73,7 +73,7 @@ TEST(AllReduceAlgorithms, EveryRankGetsTheSameBits) {
   setenv("METART_RANKS_PER_NODE", "2", 1);
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 1; mask < 16; ++mask) {
+    for (int mask = 1; mask < (1 << METART_NUM_AXES); ++mask) {
       int64_t size = static_cast<int64_t>(groupOf(mesh, mask).size());
       for (int32_t algorithm : kAlgorithms) {
         // Sums of thirds round differently in different orders.
@@ -101,7 +101,7 @@ TEST(AllReduceAlgorithms, EveryRankGetsTheSameBits) {
 TEST(AllReduceAlgorithms, CompressedSumsRoundOnTheWire) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       for (int32_t algorithm : {METART_ALLREDUCE_LIBRARY, METART_ALLREDUCE_RING,
                                 METART_ALLREDUCE_TREE})
@@ -142,7 +142,7 @@ TEST(AllReduceAlgorithms, CompressedSumsRoundOnTheWire) {
 
 TEST(AllReduceAlgorithms, CompressedBytesAreCounted) {
   // Over the whole world; a group of one moves nothing.
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
   HostTensor x({64}, METART_F32);
   int64_t perElement[2] = {4, 2};
   int32_t wires[2] = {METART_F32, METART_BF16};
@@ -177,7 +177,7 @@ TEST(AllReduceAlgorithms, RejectsWhatItCannotCompress) {
 TEST(AllReduceAlgorithms, RingReduceScatterAlongEachDimension) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size(), position = 0;
       ASSERT_EQ(metart_comm_group(c, mask, &position, nullptr), METART_OK);

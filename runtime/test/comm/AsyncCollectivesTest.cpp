@@ -25,7 +25,7 @@ std::string where(const Mesh &mesh, int mask) {
 TEST(AsyncCollectives, AllReduceEqualsBlockingWithCollectivesBetween) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask)
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask)
       for (int32_t algorithm :
            {METART_ALLREDUCE_LIBRARY, METART_ALLREDUCE_RING})
         for (int32_t wire : {METART_F32, METART_BF16}) {
@@ -62,7 +62,7 @@ TEST(AsyncCollectives, AllReduceEqualsBlockingWithCollectivesBetween) {
 TEST(AsyncCollectives, ManyInFlightAndReduceScatter) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       int64_t size = static_cast<int64_t>(groupOf(mesh, mask).size());
       // Three all-reduces and a reduce-scatter along dim 1 (regrouped
       // blocks) in flight at once, waited for in another order.
@@ -108,7 +108,7 @@ TEST(AsyncCollectives, ManyInFlightAndReduceScatter) {
 }
 
 TEST(AsyncCollectives, OverlappedTimeIsCounted) {
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
   HostTensor x({1 << 16}, METART_F32), y({1 << 16}, METART_F32);
   metart_comm_stats_reset(c);
   ASSERT_EQ(metart_all_reduce_start(c, &x.t, &y.t, 1, METART_REDUCE_SUM,
@@ -124,7 +124,7 @@ TEST(AsyncCollectives, OverlappedTimeIsCounted) {
 }
 
 TEST(AsyncCollectives, MisuseIsAnError) {
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
   HostTensor x({4}, METART_F32), y({4}, METART_F32);
   EXPECT_EQ(metart_collective_wait(c, &y.t), METART_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(metart_context_last_error(c)).find("was started"),

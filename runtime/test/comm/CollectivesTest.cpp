@@ -27,7 +27,7 @@ std::string where(const Mesh &mesh, int mask, int32_t dtype) {
 TEST(Collectives, AllReduceSumAndMaxOverEveryMask) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       for (int32_t dtype : kDtypes)
         for (int32_t reduction : {METART_REDUCE_SUM, METART_REDUCE_MAX}) {
@@ -86,7 +86,7 @@ TEST(Collectives, AllReduceOfLargeBuffers) {
 TEST(Collectives, AllGatherAlongEachDimension) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size();
       for (int32_t dtype : {METART_F32, METART_F64, METART_BF16, METART_F16})
@@ -110,10 +110,52 @@ TEST(Collectives, AllGatherAlongEachDimension) {
   }
 }
 
+TEST(Collectives, AllToAllMovesTheSplitDimension) {
+  const int64_t base[3] = {2, 3, 2};
+  for (const Mesh &mesh : meshesOfWorld()) {
+    MeshContext c(mesh);
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
+      std::vector<int64_t> group = groupOf(mesh, mask);
+      int64_t n = group.size(), position = 0, size = 0;
+      ASSERT_EQ(metart_comm_group(c, mask, &position, &size), METART_OK);
+      for (int32_t dtype : {METART_F32, METART_F64})
+        for (auto [split, concat] : {std::pair<int64_t, int64_t>{0, 1},
+                                     {1, 0},
+                                     {1, 2},
+                                     {2, 0},
+                                     {1, 1}}) {
+          std::vector<int64_t> xs(base, base + 3), ys(base, base + 3);
+          xs[split] *= n;
+          ys[concat] *= n;
+          HostTensor x(xs, dtype), y(ys, dtype);
+          x.fillInput(metart_world_rank());
+          ASSERT_EQ(metart_all_to_all(c, &x.t, &y.t, mask, split, concat),
+                    METART_OK)
+              << metart_context_last_error(c);
+          for (int64_t i = 0; i < ys[0]; ++i)
+            for (int64_t j = 0; j < ys[1]; ++j)
+              for (int64_t k = 0; k < ys[2]; ++k) {
+                // Block s along concat came from member s: its part
+                // `position` along split.
+                int64_t at[3] = {i, j, k};
+                int64_t sender = at[concat] / base[concat];
+                at[concat] %= base[concat];
+                at[split] += position * base[split];
+                int64_t flat = (at[0] * xs[1] + at[1]) * xs[2] + at[2];
+                EXPECT_EQ(y.get((i * ys[1] + j) * ys[2] + k),
+                          inputValue(group[sender], flat))
+                    << where(mesh, mask, dtype) << ", split " << split
+                    << ", concat " << concat;
+              }
+        }
+    }
+  }
+}
+
 TEST(Collectives, AllSliceTakesThisRanksBlock) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size();
       int64_t position = 0, size = 0;
@@ -140,7 +182,7 @@ TEST(Collectives, AllSliceTakesThisRanksBlock) {
 TEST(Collectives, ReduceScatterAlongEachDimension) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size(), position = 0;
       ASSERT_EQ(metart_comm_group(c, mask, &position, nullptr), METART_OK);
@@ -176,7 +218,7 @@ TEST(Collectives, ReduceScatterAlongEachDimension) {
 TEST(Collectives, BroadcastFromEveryRoot) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       for (int32_t dtype : {METART_F32, METART_F64, METART_I64})
         for (int64_t root = 0; root < int64_t(group.size()); ++root) {
@@ -195,7 +237,7 @@ TEST(Collectives, BroadcastFromEveryRoot) {
 TEST(Collectives, SendAndReceiveBetweenPairs) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    for (int mask = 1; mask < 16; ++mask) {
+    for (int mask = 1; mask < (1 << METART_NUM_AXES); ++mask) {
       std::vector<int64_t> group = groupOf(mesh, mask);
       int64_t n = group.size(), position = 0;
       if (n % 2)
@@ -226,14 +268,15 @@ TEST(Collectives, SendAndReceiveBetweenPairs) {
 TEST(Collectives, MeshCoordinatesAreRowMajor) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
-    int64_t gotMesh[4], coords[4];
+    int64_t gotMesh[METART_NUM_AXES], coords[METART_NUM_AXES];
     ASSERT_EQ(metart_comm_mesh(c, gotMesh, coords), METART_OK);
-    std::array<int64_t, 4> expected = coordsOf(mesh, metart_world_rank());
-    for (int axis = 0; axis < 4; ++axis) {
+    std::array<int64_t, METART_NUM_AXES> expected =
+        coordsOf(mesh, metart_world_rank());
+    for (int axis = 0; axis < METART_NUM_AXES; ++axis) {
       EXPECT_EQ(gotMesh[axis], mesh[axis]);
       EXPECT_EQ(coords[axis], expected[axis]);
     }
-    EXPECT_EQ(metart_barrier(c, 15), METART_OK);
+    EXPECT_EQ(metart_barrier(c, METART_ALL_AXES), METART_OK);
   }
 }
 

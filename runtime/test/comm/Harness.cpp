@@ -10,16 +10,17 @@ using namespace metart::test;
 std::vector<Mesh> metart::test::meshesOfWorld() {
   int64_t n = metart_world_size();
   std::vector<Mesh> meshes;
-  for (int axis = 0; axis < 4; ++axis) {
-    Mesh mesh = {1, 1, 1, 1};
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis) {
+    Mesh mesh = {1, 1, 1, 1, 1};
     mesh[axis] = n;
     meshes.push_back(mesh);
     if (n == 1)
       return meshes;
   }
   if (n == 4)
-    for (Mesh mesh : {Mesh{2, 2, 1, 1}, Mesh{1, 2, 2, 1}, Mesh{2, 1, 1, 2},
-                      Mesh{1, 1, 2, 2}})
+    for (Mesh mesh :
+         {Mesh{2, 2, 1, 1, 1}, Mesh{1, 2, 2, 1, 1}, Mesh{2, 1, 1, 2, 1},
+          Mesh{1, 1, 2, 2, 1}, Mesh{2, 1, 1, 1, 2}, Mesh{1, 1, 1, 2, 2}})
       meshes.push_back(mesh);
   return meshes;
 }
@@ -28,7 +29,8 @@ std::string metart::test::meshName(const Mesh &mesh) {
   return "task=" + std::to_string(mesh[0]) +
          " x data=" + std::to_string(mesh[1]) +
          " x tensor=" + std::to_string(mesh[2]) +
-         " x pipeline=" + std::to_string(mesh[3]);
+         " x pipeline=" + std::to_string(mesh[3]) +
+         " x expert=" + std::to_string(mesh[4]);
 }
 
 Context::Context() {
@@ -43,9 +45,10 @@ MeshContext::MeshContext(const Mesh &mesh) {
       << metart_context_last_error(c);
 }
 
-std::array<int64_t, 4> metart::test::coordsOf(const Mesh &mesh, int64_t rank) {
-  std::array<int64_t, 4> coords{};
-  for (int axis = 3; axis >= 0; --axis) {
+std::array<int64_t, METART_NUM_AXES> metart::test::coordsOf(const Mesh &mesh,
+                                                            int64_t rank) {
+  std::array<int64_t, METART_NUM_AXES> coords{};
+  for (int axis = METART_NUM_AXES - 1; axis >= 0; --axis) {
     coords[axis] = rank % mesh[axis];
     rank /= mesh[axis];
   }
@@ -53,13 +56,16 @@ std::array<int64_t, 4> metart::test::coordsOf(const Mesh &mesh, int64_t rank) {
 }
 
 std::vector<int64_t> metart::test::groupOf(const Mesh &mesh, int mask) {
-  std::array<int64_t, 4> mine = coordsOf(mesh, metart_world_rank());
+  std::array<int64_t, METART_NUM_AXES> mine =
+      coordsOf(mesh, metart_world_rank());
   std::vector<int64_t> group;
-  int64_t size = mesh[0] * mesh[1] * mesh[2] * mesh[3];
+  int64_t size = 1;
+  for (int64_t axisSize : mesh)
+    size *= axisSize;
   for (int64_t r = 0; r < size; ++r) {
-    std::array<int64_t, 4> theirs = coordsOf(mesh, r);
+    std::array<int64_t, METART_NUM_AXES> theirs = coordsOf(mesh, r);
     bool same = true;
-    for (int axis = 0; axis < 4; ++axis)
+    for (int axis = 0; axis < METART_NUM_AXES; ++axis)
       if (!(mask & (1 << axis)) && theirs[axis] != mine[axis])
         same = false;
     if (same)

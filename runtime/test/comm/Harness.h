@@ -22,7 +22,7 @@
 
 namespace metart::test {
 
-using Mesh = std::array<int64_t, 4>;
+using Mesh = std::array<int64_t, METART_NUM_AXES>;
 
 /// Meshes with the world's number of ranks: every single axis, and 2x2
 /// layouts when the world has 4 ranks.
@@ -45,7 +45,7 @@ struct MeshContext : Context {
 };
 
 /// The coordinates of world rank `rank` on `mesh`.
-std::array<int64_t, 4> coordsOf(const Mesh &mesh, int64_t rank);
+std::array<int64_t, METART_NUM_AXES> coordsOf(const Mesh &mesh, int64_t rank);
 
 /// The world ranks of this rank's group of `mask`, in group order.
 std::vector<int64_t> groupOf(const Mesh &mesh, int mask);

@@ -36,6 +36,9 @@ TEST(Placement, StagesAreDealtRoundTheCores) {
   // Two tasks of four stages: each core holds one rank of every stage.
   EXPECT_EQ(coresOf({2, 1, 1, 4}, 8, 2), (V{0, 0, 0, 0, 1, 1, 1, 1}));
   EXPECT_EQ(coresOf({1, 1, 1, 8}, 8, 4), (V{0, 1, 2, 3, 0, 1, 2, 3}));
+  // Two stages of two expert ranks (ranks s0e0, s0e1, s1e0, s1e1: the
+  // expert axis varies fastest): each core holds one rank of each stage.
+  EXPECT_EQ(coresOf({1, 1, 1, 2, 2}, 4, 2), (V{0, 1, 0, 1}));
   // Not oversubscribed, or not a multiple of the cores: left alone.
   EXPECT_EQ(coresOf({2, 1, 1, 1}, 2, 2), (V{-1, -1}));
   EXPECT_EQ(coresOf({5, 1, 1, 1}, 5, 2), (V{-1, -1, -1, -1, -1}));
@@ -56,7 +59,7 @@ TEST(Placement, OversubscribedRanksRunOnTheirCore) {
       EXPECT_EQ(CPU_COUNT(&now), 1) << meshName(mesh);
       EXPECT_TRUE(CPU_ISSET(before[index], &now)) << meshName(mesh);
     }
-    EXPECT_EQ(metart_barrier(c, 15), METART_OK);
+    EXPECT_EQ(metart_barrier(c, METART_ALL_AXES), METART_OK);
   }
 }
 

@@ -13,7 +13,7 @@ TEST(CommStats, CountCallsAndPayloadBytesPerMask) {
     metart_comm_stats_reset(c);
     HostTensor x({4, 2}, METART_F32), y({4, 2}, METART_F32);
     x.fillInput(0);
-    for (int mask = 0; mask < 16; ++mask) {
+    for (int mask = 0; mask < (1 << METART_NUM_AXES); ++mask) {
       int64_t n = groupOf(mesh, mask).size();
       HostTensor gathered({4 * n, 2}, METART_F32);
       ASSERT_EQ(metart_all_reduce(c, &x.t, &y.t, mask, METART_REDUCE_SUM),
@@ -33,7 +33,7 @@ TEST(CommStats, CountCallsAndPayloadBytesPerMask) {
     }
     metart_comm_stats total;
     ASSERT_EQ(metart_comm_stats_total(c, &total), METART_OK);
-    EXPECT_EQ(total.calls, 5 * 16);
+    EXPECT_EQ(total.calls, 5 * (1 << METART_NUM_AXES));
     metart_comm_stats_reset(c);
     ASSERT_EQ(metart_comm_stats_total(c, &total), METART_OK);
     EXPECT_EQ(total.calls, 0);
@@ -66,7 +66,11 @@ TEST(CommStats, MasksHaveAxisNames) {
   EXPECT_STREQ(metart_comm_axes_name(8), "pipeline");
   EXPECT_STREQ(metart_comm_axes_name(3), "task+data");
   EXPECT_STREQ(metart_comm_axes_name(15), "task+data+tensor+pipeline");
-  EXPECT_STREQ(metart_comm_axes_name(16), "");
+  EXPECT_STREQ(metart_comm_axes_name(16), "expert");
+  EXPECT_STREQ(metart_comm_axes_name(17), "task+expert");
+  EXPECT_STREQ(metart_comm_axes_name(31), "task+data+tensor+pipeline+expert");
+  EXPECT_STREQ(metart_comm_axes_name(32), "");
+  EXPECT_STREQ(metart_comm_axes_name(-1), "");
 }
 
 } // namespace

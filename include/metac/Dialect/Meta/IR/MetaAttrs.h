@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include <array>
+
 #include "metac/Dialect/Meta/IR/MetaEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
