@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace metac;
@@ -39,6 +40,9 @@ SmallVector<int64_t> divisors(int64_t n) {
 struct ProblemSizes {
   int64_t metaBatch = 1;
   SmallVector<int64_t> samples;
+  /// The greatest common divisor of the mixture-of-experts layers' expert
+  /// counts (0: no such layer, so no expert axis).
+  int64_t experts = 0;
 };
 
 /// The task batch a step or evaluation function ends with: four
@@ -64,6 +68,14 @@ ProblemSizes problemSizes(meta::TrainOp train, SymbolTable &symbols) {
         if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
           if (t.getRank() > 1)
             sizes.samples.push_back(t.getDimSize(1));
+  if (auto model = symbols.lookup<func::FuncOp>(train.getModel()))
+    for (unsigned arg = 0, e = model.getNumArguments(); arg < e; ++arg)
+      if (auto name = model.getArgAttrOfType<StringAttr>(arg, "meta.param"))
+        if (name.getValue().ends_with(".experts.w1"))
+          sizes.experts =
+              std::gcd(sizes.experts,
+                       cast<RankedTensorType>(model.getArgument(arg).getType())
+                           .getDimSize(0));
   return sizes;
 }
 
@@ -81,27 +93,39 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
       if (llvm::any_of(problem.samples,
                        [&](int64_t n) { return n % data != 0; }))
         continue;
-      for (int64_t tensor : divisors(devices / task / data)) {
-        // The tensor axis talks on every layer: it stays inside a node.
-        if (tensor > 1 && perNode % tensor)
+      // The expert axis splits the samples instead of the data axis, and
+      // the experts of every MoE layer; not under pipeline stages.
+      for (int64_t expert : divisors(devices / task / data)) {
+        if (expert > 1 && (data > 1 || problem.experts == 0 ||
+                           problem.experts % expert != 0 ||
+                           llvm::any_of(problem.samples, [&](int64_t n) {
+                             return n % expert != 0;
+                           })))
           continue;
-        int64_t pipeline = devices / task / data / tensor;
-        PlanCandidate plan;
-        plan.mesh.sizes = {task, data, tensor, pipeline, 1};
-        if (pipeline == 1) {
-          plans.push_back(plan);
-          continue;
-        }
-        // Micro-batches are groups of a rank's tasks: at least one per
-        // stage; more shrink the bubble and cost more transfers.
-        int64_t localTasks = problem.metaBatch / task;
-        for (int64_t micro : {pipeline, 2 * pipeline, 4 * pipeline}) {
-          if (micro > localTasks || localTasks % micro)
+        for (int64_t tensor : divisors(devices / task / data / expert)) {
+          // The tensor axis talks on every layer: it stays inside a node.
+          if (tensor > 1 && perNode % tensor)
             continue;
-          for (StringRef schedule : {"gpipe", "1f1b"}) {
-            plan.microBatches = micro;
-            plan.schedule = schedule.str();
+          int64_t pipeline = devices / task / data / expert / tensor;
+          if (expert > 1 && pipeline > 1)
+            continue;
+          PlanCandidate plan;
+          plan.mesh.sizes = {task, data, tensor, pipeline, expert};
+          if (pipeline == 1) {
             plans.push_back(plan);
+            continue;
+          }
+          // Micro-batches are groups of a rank's tasks: at least one per
+          // stage; more shrink the bubble and cost more transfers.
+          int64_t localTasks = problem.metaBatch / task;
+          for (int64_t micro : {pipeline, 2 * pipeline, 4 * pipeline}) {
+            if (micro > localTasks || localTasks % micro)
+              continue;
+            for (StringRef schedule : {"gpipe", "1f1b"}) {
+              plan.microBatches = micro;
+              plan.schedule = schedule.str();
+              plans.push_back(plan);
+            }
           }
         }
       }
@@ -284,7 +308,16 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     refs.size = {smallestDivisor({problem.metaBatch}, limit),
                  smallestDivisor(problem.samples, limit),
                  cluster.devicesPerNode % 2 == 0 ? 2 : 0,
-                 smallestDivisor({problem.metaBatch}, limit), 0};
+                 smallestDivisor({problem.metaBatch}, limit),
+                 problem.experts > 0 ? smallestDivisor(
+                                           [&] {
+                                             SmallVector<int64_t> of =
+                                                 problem.samples;
+                                             of.push_back(problem.experts);
+                                             return of;
+                                           }(),
+                                           limit)
+                                     : 0};
     // The one-device plan first, then a two-way split of each axis.
     std::vector<PlanCandidate> references(1);
     SmallVector<unsigned> axes;

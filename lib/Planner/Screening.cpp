@@ -61,7 +61,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
   // Task, data and tensor: each divides a measured fraction of the work and
   // of the memory; the rest is replicated.
   double batchShare = 1;
-  for (unsigned a : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor}) {
+  for (unsigned a :
+       {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor, MeshAxis::Expert}) {
     if (sizes[a] == 1)
       continue;
     const IterationEstimate &ref = *refs.axis[a];
@@ -82,7 +83,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
   // group size and placement; the tensor axis's carry activations, which
   // shrink with the batch each rank holds.
   double comm = 0;
-  for (unsigned a : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor}) {
+  for (unsigned a :
+       {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor, MeshAxis::Expert}) {
     if (sizes[a] == 1)
       continue;
     const IterationEstimate &ref = *refs.axis[a];
@@ -96,7 +98,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     double perCall = bytes / calls;
     if (a == MeshAxis::Tensor)
       perCall *= batchShare;
-    if (a == MeshAxis::Data)
+    // The expert axis's all-to-alls carry the slots of a rank's tasks.
+    if (a == MeshAxis::Data || a == MeshAxis::Expert)
       perCall /= double(sizes[MeshAxis::Task]);
     // Pipeline stages reduce only their own layers' gradients, and run the
     // tensor axis's collectives of their layers once per micro-batch.
@@ -114,9 +117,10 @@ metac::planner::screenPlan(const PlanCandidate &plan,
       mask = (1u << MeshAxis::Task) | (1u << MeshAxis::Data) |
              (1u << MeshAxis::Pipeline);
     GroupPlacement group = placeGroup(sizes, mask, perNode);
-    double seconds = calls * estimateCollective(Collective::AllReduce, perCall,
-                                                group, cluster)
-                                 .seconds;
+    Collective kind =
+        a == MeshAxis::Expert ? Collective::AllToAll : Collective::AllReduce;
+    double seconds =
+        calls * estimateCollective(kind, perCall, group, cluster).seconds;
     comm += seconds;
     std::string name = partition::getMeshAxisName(a).str();
     e.bytesPerAxes[name] += perCall * calls;
