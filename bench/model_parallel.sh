@@ -5,10 +5,16 @@
 # pipelines the fraction of a stage's time spent waiting on the other
 # stages next to the ideal bubble (p-1)/(m+p-1).
 #   bench/model_parallel.sh [ITERATIONS]      (default 40)
+#   bench/model_parallel.sh --moe             (the mixture of experts only)
 # Every process runs OpenBLAS on one thread, so N processes use N cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
+moe_only=0
+if [ "${1:-}" = "--moe" ]; then
+  moe_only=1
+  shift
+fi
 iterations=${1:-40}
 "$root/scripts/build.sh" metac >/dev/null
 spec=$root/bench/specs/wide_mlp.meta
@@ -31,6 +37,14 @@ run() {
     "$work/$name.out"
 }
 
+# processes CONFIG: the product of a mesh's axis sizes.
+processes() {
+  local n=1 axis
+  for axis in ${1//,/ }; do n=$((n * ${axis#*=})); done
+  echo "$n"
+}
+
+if [ "$moe_only" = 0 ]; then
 read -r base_ms base_bytes < <(run single 1)
 printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$base_ms" 1.00x "$base_bytes" 1.00x
@@ -83,16 +97,18 @@ for m in 1 2 4 8 16; do
 done
 
 echo
+fi
 echo "Mixture of experts (examples/moe_transformer.meta: 2 blocks, 8 experts, top-2):"
 echo "tensor=N splits attention by heads and each MoE layer by experts (8/N per rank);"
+echo "expert=N splits samples and experts, the slots moving all-to-all;"
 echo "task=2 replicates the experts"
 printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 spec=$root/examples/moe_transformer.meta
 iterations=10
 read -r moe_ms moe_bytes < <(run moe1 1)
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$moe_ms" 1.00x "$moe_bytes" 1.00x
-for config in task=2 tensor=2 tensor=4; do
-  np=${config#*=}
-  read -r ms bytes < <(run "moe${config/=/}" "$np" --mesh "$config")
+for config in task=2 tensor=2 tensor=4 expert=2 expert=4 task=2,expert=2; do
+  np=$(processes "$config")
+  read -r ms bytes < <(run "moe${config//[=,]/}" "$np" --mesh "$config")
   /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $moe_ms / $ms, $bytes, $bytes / $moe_bytes))"
 done
