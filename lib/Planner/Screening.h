@@ -3,8 +3,8 @@
 // When a device count has more plans than the planner partitions (pipelines
 // multiply them: stages, micro-batches, schedules), each plan is first
 // screened: its cost is composed from exact estimates of a few reference
-// plans (one device; two-way task, data, tensor and pipeline splits), which
-// say what fraction of the work, memory and communication each axis
+// plans (one device; two-way task, data, tensor, pipeline and expert splits),
+// which say what fraction of the work, memory and communication each axis
 // divides and what collectives it adds. The best screened plans are then
 // partitioned and costed exactly.
 //

@@ -10,10 +10,12 @@ def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
   let description = [{
     For each `meta.train` with a mesh (its `plan`, or the `mesh` option,
     which overrides it), adds an upstream `shard.grid @<train>.mesh` of shape
-    `task x data x tensor x pipeline` and annotates the task batch of the
-    step and evaluation functions (their last four arguments, `[T, N, ...]`)
-    with `shard.shard`: dimension 0 split over the `task` axis (grid axis 0)
-    and dimension 1 over the `data` axis (grid axis 1). With a `tensor`
+    `task x data x tensor x pipeline x expert` and annotates the task batch
+    of the step and evaluation functions (their last four arguments,
+    `[T, N, ...]`) with `shard.shard`: dimension 0 split over the `task` axis
+    (grid axis 0) and dimension 1 over the `data` axis (grid axis 1), or
+    over the `expert` axis (grid axis 4), which also splits the experts of
+    mixture-of-experts layers. With a `tensor`
     axis, consecutive linear layers of the model with an activation between
     them form Megatron column/row pairs: the first layer's weight and bias
     are split by output features, the second's weight by input features,

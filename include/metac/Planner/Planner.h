@@ -2,7 +2,7 @@
 //
 // The planner (ARCHITECTURE §5): for a training compiled to the autodiff
 // phase, it enumerates the plans of a device count (factorisations over
-// task, data, tensor and pipeline; micro-batch counts and schedules for
+// task, data, tensor, pipeline and expert; micro-batch counts and schedules for
 // pipelines; the tensor axis inside a node), partitions a copy of the
 // program for each with metac's own passes, costs the partitioned program
 // with the cost model (CostModel.h), rejects plans whose peak memory does

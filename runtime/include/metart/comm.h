@@ -2,9 +2,10 @@
  *
  * Distributed training: the processes of a job (launched by mpirun or srun)
  * form a world; a context with a communicator attached lays the world out
- * as a mesh of four named axes, in this order: task = 0, data = 1,
- * tensor = 2, pipeline = 3, ranks row-major over the mesh shape
- * (rank = ((task * Dd + data) * Dt + tensor) * Dp + pipeline). Compiled
+ * as a mesh of five named axes, in this order: task = 0, data = 1,
+ * tensor = 2, pipeline = 3, expert = 4, ranks row-major over the mesh shape
+ * (rank = (((task * Dd + data) * Dt + tensor) * Dp + pipeline) * De +
+ * expert). Compiled
  * per-rank code calls the collectives below. Part of the metart C API (see
  * metart.h for the conventions).
  *
