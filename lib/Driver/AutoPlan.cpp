@@ -252,7 +252,7 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
                                           ? meta::PipelineSchedule::OneFOneB
                                           : meta::PipelineSchedule::GPipe;
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
-                                          s[3], s[4], best.microBatches,
+                                          s[3], s[4], s[5], best.microBatches,
                                           schedule));
     if (!best.balance.empty())
       train->setAttr("meta.balance", b.getStringAttr(best.balance));

@@ -400,7 +400,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
     failed = false;
     return nullptr;
   }
-  int64_t axes[5] = {1, 1, 1, 1, 1};
+  int64_t axes[6] = {1, 1, 1, 1, 1, 1};
   if (const Field *mesh = r.find("mesh")) {
     if (!mesh->value || mesh->value->kind != ConfigValue::Kind::Record ||
         !mesh->value->text.empty()) {
@@ -409,9 +409,10 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
       return nullptr;
     }
     FieldReader m(diags, mesh->value->fields, "mesh", mesh->value->loc,
-                  {"task", "data", "tensor", "pipeline", "expert"});
-    const char *axisNames[] = {"task", "data", "tensor", "pipeline", "expert"};
-    for (int i = 0; i < 5; ++i) {
+                  {"task", "data", "tensor", "pipeline", "expert", "sequence"});
+    const char *axisNames[] = {"task",     "data",   "tensor",
+                               "pipeline", "expert", "sequence"};
+    for (int i = 0; i < 6; ++i) {
       auto size = m.integer(axisNames[i], 1, 1);
       if (!size)
         return nullptr;
@@ -447,7 +448,7 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   }
   failed = false;
   return meta::PlanAttr::get(b.getContext(), axes[0], axes[1], axes[2], axes[3],
-                             axes[4], *micro, *kind);
+                             axes[4], axes[5], *micro, *kind);
 }
 
 } // namespace

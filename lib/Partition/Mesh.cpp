@@ -8,7 +8,7 @@
 using namespace metac::partition;
 
 static constexpr llvm::StringLiteral kAxisNames[kNumMeshAxes] = {
-    "task", "data", "tensor", "pipeline", "expert"};
+    "task", "data", "tensor", "pipeline", "expert", "sequence"};
 
 llvm::StringRef metac::partition::getMeshAxisName(unsigned axis) {
   return axis < kNumMeshAxes ? kAxisNames[axis] : "?";
@@ -61,8 +61,9 @@ metac::partition::parseMeshShape(llvm::StringRef text) {
     value = value.trim();
     const auto *axis = llvm::find(kAxisNames, name);
     if (axis == std::end(kAxisNames))
-      return error("unknown axis '" + name +
-                   "' (expected task, data, tensor, pipeline or expert)");
+      return error(
+          "unknown axis '" + name +
+          "' (expected task, data, tensor, pipeline, expert or sequence)");
     unsigned index = axis - std::begin(kAxisNames);
     if (seen[index])
       return error("axis '" + name + "' given twice");

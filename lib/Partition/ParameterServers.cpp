@@ -85,12 +85,13 @@ struct ParameterServers
       }
       meta::PlanAttr plan = train.getPlanAttr();
       if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1 ||
-                   plan.getExpert() > 1)) {
+                   plan.getExpert() > 1 || plan.getSequence() > 1)) {
         train.emitError("parameter servers serve meshes of the task and "
                         "data axes (each holds whole slices of the "
                         "replicated parameters), not tensor = ")
             << plan.getTensor() << ", pipeline = " << plan.getPipeline()
-            << ", expert = " << plan.getExpert();
+            << ", expert = " << plan.getExpert()
+            << ", sequence = " << plan.getSequence();
         return signalPassFailure();
       }
       if (metac::partition::hasStepGroups(train)) {

@@ -499,7 +499,7 @@ struct MetaPartitionPass
         continue;
       if (grid.getShape().size() != kNumMeshAxes) {
         grid.emitOpError("is not a metac mesh (task x data x tensor x "
-                         "pipeline x expert)");
+                         "pipeline x expert x sequence)");
         return signalPassFailure();
       }
       // With the samples split, batch norm's statistics are local sums and

@@ -63,11 +63,13 @@ LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
   for (BlockArgument arg :
        function.getArguments().take_back(batchArgumentCount(function))) {
     auto type = cast<RankedTensorType>(arg.getType());
-    const char *what[] = {"tasks per meta-batch", "samples per task"};
+    const char *what[] = {"tasks per meta-batch", "samples per task",
+                          "positions per sequence"};
     // The expert axis splits samples as the data axis does.
-    unsigned splitters[] = {MeshAxis::Task, mesh.sizes[MeshAxis::Expert] > 1
-                                                ? MeshAxis::Expert
-                                                : MeshAxis::Data};
+    unsigned splitters[] = {MeshAxis::Task,
+                            mesh.sizes[MeshAxis::Expert] > 1 ? MeshAxis::Expert
+                                                             : MeshAxis::Data,
+                            MeshAxis::Sequence};
     for (auto [dim, axis] : llvm::enumerate(splitters)) {
       int64_t size = mesh.sizes[axis];
       if (size == 1)
@@ -311,6 +313,48 @@ void rewriteEmbeddings(func::FuncOp function) {
     rewrite(op, op.getIds(), Value(), op.getGrad());
 }
 
+/// Products over a task's tokens flatten its samples and positions,
+/// [T, N, S, X] <-> [T, N*S, X] (weight gradients contract over them; the
+/// second-order terms multiply them by weights). The positions are an inner
+/// factor of that dimension, so a split over the sequence axis could not
+/// survive the flattening and the activations would be gathered. Every
+/// such reshape in `function` flattens positions first instead,
+/// [T, S*N, X], through a transpose: all flattened values change their
+/// order alike (the products and sums over them are the same, summed in
+/// another order) and the split survives as an outer factor.
+void flattenPositionsFirst(func::FuncOp function) {
+  auto merges = [](ArrayRef<int64_t> split, ArrayRef<int64_t> merged) {
+    return split.size() == 4 && merged.size() == 3 && split[0] == merged[0] &&
+           split[1] * split[2] == merged[1] && split[3] == merged[2] &&
+           split[1] > 1 && split[2] > 1;
+  };
+  SmallVector<nn::ReshapeOp> reshapes;
+  function.walk([&](nn::ReshapeOp op) {
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(op.getInput().getType()).getShape();
+    ArrayRef<int64_t> out = cast<RankedTensorType>(op.getType()).getShape();
+    if (merges(in, out) || merges(out, in))
+      reshapes.push_back(op);
+  });
+  for (nn::ReshapeOp op : reshapes) {
+    OpBuilder b(op);
+    nn::NNBuilder nn(b, op.getLoc());
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(op.getInput().getType()).getShape();
+    ArrayRef<int64_t> out = cast<RankedTensorType>(op.getType()).getShape();
+    Value result;
+    if (in.size() == 4) {
+      result = nn.reshape(nn.transpose(op.getInput(), {0, 2, 1, 3}), out);
+    } else {
+      Value unflat =
+          nn.reshape(op.getInput(), {out[0], out[2], out[1], out[3]});
+      result = nn.transpose(unflat, {0, 2, 1, 3});
+    }
+    op.getResult().replaceAllUsesWith(result);
+    op.erase();
+  }
+}
+
 /// Uses of the parameters read this rank's slice (sliced locally, no
 /// communication); the outer step keeps the whole, replicated parameters.
 void annotateParams(func::FuncOp function, shard::GridOp grid,
@@ -355,6 +399,10 @@ void annotateBatch(func::FuncOp function, shard::GridOp grid,
         ctx, mesh.sizes[axis] > 1 || (axis == MeshAxis::Task && microBatched)
                  ? ArrayRef<int16_t>{int16_t(axis)}
                  : ArrayRef<int16_t>{}));
+  // The sequence axis splits each sample's positions.
+  if (mesh.sizes[MeshAxis::Sequence] > 1)
+    splitAxes.push_back(shard::GridAxesAttr::get(
+        ctx, ArrayRef<int16_t>{int16_t(MeshAxis::Sequence)}));
   auto sharding =
       shard::ShardingOp::create(b, loc, FlatSymbolRefAttr::get(grid), splitAxes,
                                 ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
@@ -471,6 +519,28 @@ struct MetaPlanPass
                << "divides";
     }
 
+    if (shape.sizes[MeshAxis::Sequence] > 1) {
+      auto tasks = symbols.lookup<meta::TasksOp>(train.getTasks());
+      if (!tasks || tasks.getKind() != "sequence")
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the sequence axis splits the positions of sequence "
+                  "tasks, and '"
+               << train.getTasks() << "' is a "
+               << (tasks ? tasks.getKind() : StringRef("missing"))
+               << " distribution";
+      if (stages > 1)
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the sequence axis does not combine with pipeline "
+                  "stages yet";
+      if (train->hasAttr("meta.step_variants"))
+        return train.emitError()
+               << "mesh " << shape.str() << " (" << origin
+               << "): the sequence axis does not combine with a mixed "
+                  "meta-batch yet";
+    }
+
     SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);
     if (functions.empty())
       return train.emitOpError("has no compiled step function to partition "
@@ -484,13 +554,16 @@ struct MetaPlanPass
                                       (train.getSymName() + ".mesh").str(),
                                       b.getDenseI64ArrayAttr(shape.sizes));
     symbols.insert(grid);
-    train.setPlanAttr(meta::PlanAttr::get(
-        b.getContext(), shape.sizes[0], shape.sizes[1], shape.sizes[2],
-        shape.sizes[3], shape.sizes[4], micro, scheduleOf(plan)));
+    train.setPlanAttr(
+        meta::PlanAttr::get(b.getContext(), shape.sizes[0], shape.sizes[1],
+                            shape.sizes[2], shape.sizes[3], shape.sizes[4],
+                            shape.sizes[5], micro, scheduleOf(plan)));
     train->setAttr("meta.mesh", FlatSymbolRefAttr::get(grid));
     for (func::FuncOp function : functions) {
       if (shape.sizes[MeshAxis::Tensor] > 1)
         rewriteEmbeddings(function);
+      if (shape.sizes[MeshAxis::Sequence] > 1)
+        flattenPositionsFirst(function);
       annotateBatch(function, grid, shape, stages > 1);
       annotateParams(function, grid, splits);
       if (micro > 1)

@@ -200,6 +200,14 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   if ((lk != kReplicated && rk != kReplicated && lk != rk) ||
       (k != kReplicated && (batchAxes & (1u << k))))
     k = kReplicated;
+  // The sequence axis splits rows of positions; when they meet a
+  // contraction over positions split the same way (attention's scores
+  // times the values, or the scores' gradient times the keys), the rows
+  // keep their split and the other operand is gathered: re-splitting the
+  // rows by the contraction would leave a partial result of all rows to
+  // all-reduce.
+  if (k == int(MeshAxis::Sequence) && (lm == k || rn == k))
+    k = kReplicated;
   lk = rk = k;
   unsigned contraction = k == kReplicated ? 0 : 1u << k;
   if (lm != kReplicated && ((batchAxes | contraction) & (1u << lm)))

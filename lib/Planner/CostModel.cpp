@@ -909,7 +909,7 @@ llvm::Expected<IterationEstimate>
 metac::planner::estimateStep(SymbolTable &symbols, meta::TrainOp train,
                              FlatSymbolRefAttr step,
                              const ClusterDescription &cluster) {
-  std::array<int64_t, partition::kNumMeshAxes> mesh{1, 1, 1, 1, 1};
+  std::array<int64_t, partition::kNumMeshAxes> mesh{1, 1, 1, 1, 1, 1};
   if (meta::PlanAttr plan = train.getPlanAttr())
     mesh = plan.getMeshSizes();
   int64_t world = 1;

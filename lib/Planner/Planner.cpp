@@ -110,7 +110,7 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
           if (expert > 1 && pipeline > 1)
             continue;
           PlanCandidate plan;
-          plan.mesh.sizes = {task, data, tensor, pipeline, expert};
+          plan.mesh.sizes = {task, data, tensor, pipeline, expert, 1};
           if (pipeline == 1) {
             plans.push_back(plan);
             continue;

@@ -29,7 +29,7 @@ struct ScreeningReferences {
   /// pipeline: `size` stages of as many micro-batches, GPipe), if it
   /// partitions.
   std::array<std::optional<IterationEstimate>, partition::kNumMeshAxes> axis;
-  std::array<int64_t, partition::kNumMeshAxes> size{1, 1, 1, 1, 1};
+  std::array<int64_t, partition::kNumMeshAxes> size{1, 1, 1, 1, 1, 1};
 };
 
 /// The coarse estimate of `plan`; nothing when it needs an axis whose

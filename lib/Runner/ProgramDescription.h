@@ -49,9 +49,9 @@ struct ProgramDescription {
   int64_t checkpointEvery = 0;
   std::string checkpointDir;
   uint64_t seed = 0;
-  /// Mesh axes task, data, tensor, pipeline, expert of a partitioned program
-  /// (the step then takes this rank's slice of the task batch).
-  std::array<int64_t, 5> mesh{1, 1, 1, 1, 1};
+  /// Mesh axes task, data, tensor, pipeline, expert, sequence of a partitioned
+  /// program (the step then takes this rank's slice of the task batch).
+  std::array<int64_t, 6> mesh{1, 1, 1, 1, 1, 1};
   /// Pipeline stages: the step and each evaluation function have one
   /// function per stage, `<name>.stage<s>`.
   int64_t stages = 1;

@@ -142,8 +142,10 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   int64_t ownStage = -1;
   if (stages > 1 && metart_world_init() == METART_OK &&
       metart_world_size() > 1) {
-    ownStage = metart_world_rank() /
-               std::max<int64_t>(program->mesh[METART_AXIS_EXPERT], 1) % stages;
+    int64_t inner = 1; // the ranks of the axes after the pipeline's
+    for (int axis = METART_AXIS_PIPELINE + 1; axis < METART_NUM_AXES; ++axis)
+      inner *= std::max<int64_t>(program->mesh[axis], 1);
+    ownStage = metart_world_rank() / inner % stages;
     SymbolTable symbols(*lowered);
     std::vector<std::string> functions{program->stepFunction};
     for (const EvaluationDescription &e : program->evaluations)

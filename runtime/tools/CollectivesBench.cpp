@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
   metart_context *c = nullptr;
   if (metart_context_create(&options, &c) != METART_OK)
     fail(c, "metart_context_create");
-  int64_t mesh[METART_NUM_AXES] = {n, 1, 1, 1, 1};
+  int64_t mesh[METART_NUM_AXES] = {n, 1, 1, 1, 1, 1};
   if (metart_comm_attach(c, mesh) != METART_OK)
     fail(c, "metart_comm_attach");
 

@@ -1,7 +1,7 @@
 // Where bucketing may put a merged all-reduce.
 // RUN: metac-opt %s --meta-bucket-collectives --split-input-file | FileCheck %s
 
-shard.grid @mesh(shape = 1x2x2x1x1)
+shard.grid @mesh(shape = 1x2x2x1x1x1)
 
 // Over several keys (grid axes): merging the first key's bucket moves users
 // of its results, which may reorder the next key's all-reduces; that key's
@@ -31,7 +31,7 @@ func.func @reordered(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) ->
 
 // -----
 
-shard.grid @mesh(shape = 1x1x2x2x1)
+shard.grid @mesh(shape = 1x1x2x2x1x1)
 
 // A pipeline stage receives what it was sent before each of its collectives
 // (so that two stages never wait in collectives for each other's

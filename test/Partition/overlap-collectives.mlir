@@ -7,7 +7,7 @@
 // RUN: not metac-opt %s --meta-hoist-collectives=overlap=maybe --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: overlap must be true or false, got 'maybe'
 
-shard.grid @mesh(shape = 2x1x1x1x1)
+shard.grid @mesh(shape = 2x1x1x1x1x1)
 
 // A backward pass as autodiff leaves it: every gradient's sum over the
 // tasks and its all-reduce at the end. Hoisted, each sum and all-reduce
@@ -58,7 +58,7 @@ func.func @backward(%x: tensor<2x4xf32>, %w: tensor<2x4x4xf32>) -> tensor<4xf32>
 
 // -----
 
-shard.grid @mesh(shape = 2x1x1x2x1)
+shard.grid @mesh(shape = 2x1x1x2x1x1)
 
 // Nothing moves above a send or a receive (a pipeline stage's peer expects
 // them in program order), and a collective whose result is used at once

@@ -1,7 +1,7 @@
 // Sharding rules of the partitioner on small functions, one per rule.
 // RUN: metac-opt %s --meta-partition --split-input-file | FileCheck %s
 
-shard.grid @mesh(shape = 2x4x1x1x1)
+shard.grid @mesh(shape = 2x4x1x1x1x1)
 
 // A contraction over a split dimension is partial; linear ops keep it
 // partial; a nonlinear use sums it first.
@@ -23,7 +23,7 @@ func.func @contraction(%a: tensor<3x8x5xf32>, %b: tensor<3x8x7xf32>) -> tensor<3
 
 // -----
 
-shard.grid @mesh(shape = 2x4x1x1x1)
+shard.grid @mesh(shape = 2x4x1x1x1x1)
 
 // Means over split dimensions are local means scaled by local/global.
 // CHECK-LABEL: func.func @means(
@@ -44,7 +44,7 @@ func.func @means(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<f32>, tens
 
 // -----
 
-shard.grid @mesh(shape = 2x4x1x1x1)
+shard.grid @mesh(shape = 2x4x1x1x1x1)
 
 // A reshape keeps a split dimension that leads a merge (8 x 6 into 48:
 // each rank's 2 rows are 12 contiguous elements); softmax over a split
@@ -63,7 +63,7 @@ func.func @gathers(%x: tensor<4x8x6xf32>) -> (tensor<4x48xf32>, tensor<4x8x6xf32
 
 // -----
 
-shard.grid @mesh(shape = 2x1x4x1x1)
+shard.grid @mesh(shape = 2x1x4x1x1x1)
 
 // Image ops keep their leading (task, sample) splits: each rank convolves,
 // (axis 2, the tensor axis, splits samples and channels here: with a data
@@ -104,7 +104,7 @@ func.func @spatial(%x: tensor<4x8x8x10x10xf32>, %w: tensor<4x3x8x3x3xf32>, %g: t
 
 // -----
 
-shard.grid @mesh(shape = 2x4x1x1x1)
+shard.grid @mesh(shape = 2x4x1x1x1x1)
 
 // A replicated value used with a split one is sliced without
 // communication, folded into its broadcast.
@@ -124,7 +124,7 @@ func.func @slices(%w: tensor<5x3xf32>, %x: tensor<4x8x3xf32>) -> tensor<4x8x5xf3
 
 // -----
 
-shard.grid @mesh(shape = 1x2x1x1x1)
+shard.grid @mesh(shape = 1x2x1x1x1x1)
 
 // With a data axis, batch norm is decomposed before partitioning: its
 // statistics are local means completed by all-reduces of [tasks, channels],

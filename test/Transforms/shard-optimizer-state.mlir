@@ -9,7 +9,7 @@
 // STAGE: error: ZeRO stage 3 is not implemented (1: state; 2: state and gradients)
 // STATE: error: 'meta.outer_step' op has optimizer state that is not an argument of its function used by it alone, which --zero cannot shard
 
-shard.grid @mesh(shape = 2x1x1x1x1)
+shard.grid @mesh(shape = 2x1x1x1x1x1)
 
 func.func @step(%p: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %g = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>

@@ -2,10 +2,9 @@
  *
  * Distributed training: the processes of a job (launched by mpirun or srun)
  * form a world; a context with a communicator attached lays the world out
- * as a mesh of five named axes, in this order: task = 0, data = 1,
- * tensor = 2, pipeline = 3, expert = 4, ranks row-major over the mesh shape
- * (rank = (((task * Dd + data) * Dt + tensor) * Dp + pipeline) * De +
- * expert). Compiled
+ * as a mesh of six named axes, in this order: task = 0, data = 1,
+ * tensor = 2, pipeline = 3, expert = 4, sequence = 5, ranks row-major over
+ * the mesh shape (the sequence coordinate varies fastest). Compiled
  * per-rank code calls the collectives below. Part of the metart C API (see
  * metart.h for the conventions).
  *
@@ -35,8 +34,9 @@ typedef enum metart_axis {
   METART_AXIS_TENSOR = 2,
   METART_AXIS_PIPELINE = 3,
   METART_AXIS_EXPERT = 4,
+  METART_AXIS_SEQUENCE = 5,
 } metart_axis;
-#define METART_NUM_AXES 5
+#define METART_NUM_AXES 6
 /** The mask of every axis: the whole world. */
 #define METART_ALL_AXES ((1 << METART_NUM_AXES) - 1)
 

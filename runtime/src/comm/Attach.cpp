@@ -45,8 +45,8 @@ void Communicator::layOut(int64_t rank) {
 }
 
 static std::string describeMesh(const int64_t *mesh) {
-  static const char *const names[] = {"task", "data", "tensor", "pipeline",
-                                      "expert"};
+  static const char *const names[] = {"task",     "data",   "tensor",
+                                      "pipeline", "expert", "sequence"};
   std::ostringstream os;
   for (int axis = 0; axis < METART_NUM_AXES; ++axis)
     os << (axis ? " x " : "") << names[axis] << "=" << mesh[axis];

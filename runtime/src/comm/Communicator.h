@@ -131,7 +131,7 @@ private:
 
 /// The mesh, this rank's place on it, and the transport.
 struct Communicator {
-  int64_t mesh[METART_NUM_AXES] = {1, 1, 1, 1, 1};
+  int64_t mesh[METART_NUM_AXES] = {1, 1, 1, 1, 1, 1};
   int64_t coords[METART_NUM_AXES] = {};
   /// This rank's position in the group of each mask, and the group's size.
   int64_t groupRank[kNumMasks] = {};

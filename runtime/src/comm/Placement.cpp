@@ -19,8 +19,10 @@ int64_t comm::pinnedCoreIndex(const int64_t mesh[METART_NUM_AXES], int64_t rank,
     return -1;
   int64_t stages =
       mesh[METART_AXIS_PIPELINE] > 0 ? mesh[METART_AXIS_PIPELINE] : 1;
-  // Only the expert axis lies inside the pipeline axis (row-major).
-  int64_t inner = mesh[METART_AXIS_EXPERT] > 0 ? mesh[METART_AXIS_EXPERT] : 1;
+  // The axes after the pipeline axis vary faster (row-major).
+  int64_t inner = 1;
+  for (int axis = METART_AXIS_PIPELINE + 1; axis < METART_NUM_AXES; ++axis)
+    inner *= mesh[axis] > 0 ? mesh[axis] : 1;
   // Stage-major: the ranks of stage 0 (in rank order) first, then stage 1's.
   int64_t stage = rank / inner % stages;
   int64_t within = rank / (inner * stages) * inner + rank % inner;

@@ -16,8 +16,8 @@ using namespace metart::comm;
 const char *comm::axesName(int mask) {
   // "task+data", ... built once: callers keep the pointers.
   static const std::array<std::string, kNumMasks> names = [] {
-    static const char *const axes[METART_NUM_AXES] = {"task", "data", "tensor",
-                                                      "pipeline", "expert"};
+    static const char *const axes[METART_NUM_AXES] = {
+        "task", "data", "tensor", "pipeline", "expert", "sequence"};
     std::array<std::string, kNumMasks> out;
     out[0] = "none";
     for (int m = 1; m < kNumMasks; ++m)

@@ -255,12 +255,13 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   uint64_t seed =
       options->seed >= 0 ? static_cast<uint64_t>(options->seed) : desc->seed;
   // Pipeline stages run different programs: this rank's is the one of its
-  // pipeline coordinate (row-major: only the expert axis varies faster).
+  // pipeline coordinate (row-major: the axes after it vary faster).
   int64_t stages = desc->mesh[METART_AXIS_PIPELINE] > 1
                        ? desc->mesh[METART_AXIS_PIPELINE]
                        : 1;
-  int64_t inner =
-      desc->mesh[METART_AXIS_EXPERT] > 1 ? desc->mesh[METART_AXIS_EXPERT] : 1;
+  int64_t inner = 1;
+  for (int axis = METART_AXIS_PIPELINE + 1; axis < METART_NUM_AXES; ++axis)
+    inner *= desc->mesh[axis] > 1 ? desc->mesh[axis] : 1;
   int64_t stage = metart_world_rank() / inner % stages;
   metart_program program{};
   program.name = desc->name;

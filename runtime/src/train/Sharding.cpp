@@ -28,6 +28,8 @@ metart_status Sharding::layOut(metart_context *context,
   taskParts = shape[0];
   // The expert axis splits samples as the data axis does (data outer).
   dataParts = shape[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT];
+  sequenceParts = shape[METART_AXIS_SEQUENCE];
+  sequenceCoord = coords[METART_AXIS_SEQUENCE];
   taskCoord = coords[0];
   dataCoord = coords[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT] +
               coords[METART_AXIS_EXPERT];
@@ -49,13 +51,18 @@ metart_status Sharding::layOut(metart_context *context,
   return METART_OK;
 }
 
-void Sharding::sliceSamples(const char *drawn, char *local, int64_t tasks,
-                            int64_t samples, size_t sampleBytes) const {
+void Sharding::slice(const char *drawn, char *local, int64_t tasks,
+                     int64_t samples, int64_t positions,
+                     size_t rowBytes) const {
   int64_t mine = localSamples(samples);
-  size_t block = mine * sampleBytes;
+  int64_t rows = positions / sequenceParts;
+  size_t block = rows * rowBytes, sampleBytes = positions * rowBytes;
   for (int64_t t = 0; t < tasks; ++t)
-    std::memcpy(local + t * block,
-                drawn + (t * samples + dataCoord * mine) * sampleBytes, block);
+    for (int64_t s = 0; s < mine; ++s)
+      std::memcpy(local + (t * mine + s) * block,
+                  drawn + (t * samples + dataCoord * mine + s) * sampleBytes +
+                      sequenceCoord * block,
+                  block);
 }
 
 std::string metart::train::commJson(const metart_comm_stats *perMask) {

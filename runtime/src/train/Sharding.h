@@ -2,9 +2,10 @@
 //
 // With a mesh, every rank draws the meta-batch a single process would and
 // keeps its slice: the tasks of its task coordinate and, of each task, the
-// samples of its data coordinate. Tasks are drawn whole (a task's samples
-// come from one generator stream) and then sliced, so the union over the
-// ranks is exactly the single-process batch.
+// samples of its data coordinate and, of each sample, the positions of its
+// sequence coordinate (a sample's first dimension). Tasks are drawn whole (a
+// task's samples come from one generator stream) and then sliced, so the union
+// over the ranks is exactly the single-process batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +19,8 @@
 namespace metart::train {
 
 struct Sharding {
-  int64_t taskParts = 1, dataParts = 1;
-  int64_t taskCoord = 0, dataCoord = 0;
+  int64_t taskParts = 1, dataParts = 1, sequenceParts = 1;
+  int64_t taskCoord = 0, dataCoord = 0, sequenceCoord = 0;
   /// Whether this rank prints and writes files (world rank 0).
   bool writer = true;
 
@@ -34,10 +35,11 @@ struct Sharding {
     return taskCoord * localTasks(tasks);
   }
   int64_t localSamples(int64_t samples) const { return samples / dataParts; }
-  /// Copies this rank's samples of `tasks` drawn tasks of `samples` samples
-  /// of `sampleBytes` each from `drawn` to `local`.
-  void sliceSamples(const char *drawn, char *local, int64_t tasks,
-                    int64_t samples, size_t sampleBytes) const;
+  /// Copies this rank's part of `tasks` drawn tasks of `samples` samples,
+  /// each `positions` rows of `rowBytes`, from `drawn` to `local`: its
+  /// samples and, of each, its positions.
+  void slice(const char *drawn, char *local, int64_t tasks, int64_t samples,
+             int64_t positions, size_t rowBytes) const;
 };
 
 /// The counters of `context` as a JSON object with one member per axes

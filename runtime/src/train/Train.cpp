@@ -263,11 +263,22 @@ metart_status Trainer::allocateBatch(const std::vector<TaskShare> &shares,
       std::vector<int64_t> shape = {shares[k].count,
                                     sharding.localSamples(samples)};
       shape.insert(shape.end(), sample, sample + rank);
+      // The sequence axis splits a sample's positions (its first dimension).
+      if (sharding.sequenceParts > 1) {
+        if (rank < 1 || shape[2] % sharding.sequenceParts)
+          return fail(METART_ERROR_INVALID_ARGUMENT,
+                      "samples of %lld positions do not split over %lld "
+                      "ranks of the sequence axis",
+                      static_cast<long long>(rank < 1 ? 1 : shape[2]),
+                      static_cast<long long>(sharding.sequenceParts));
+        shape[2] /= sharding.sequenceParts;
+      }
       size_t at = 4 * k + i;
       if (metart_status s = allocate(out[at], shape, dtype))
         return s;
       local[at].resize(out[at].bytes);
-      host[at].resize(out[at].bytes * sharding.dataParts);
+      host[at].resize(out[at].bytes * sharding.dataParts *
+                      sharding.sequenceParts);
     }
   }
   return METART_OK;
@@ -290,11 +301,16 @@ metart_status Trainer::drawBatch(const std::vector<TaskShare> &shares,
                   metart_tasks_last_error(share.tasks));
     for (size_t i = 4 * k; i < 4 * k + 4; ++i) {
       const char *mine = host[i].data();
-      if (sharding.dataParts > 1 && out[i].bytes) {
+      if ((sharding.dataParts > 1 || sharding.sequenceParts > 1) &&
+          out[i].bytes) {
         int64_t samplesHere = out[i].shape[1];
-        size_t sampleBytes = out[i].bytes / (share.count * samplesHere);
-        sharding.sliceSamples(host[i].data(), local[i].data(), share.count,
-                              samplesHere * sharding.dataParts, sampleBytes);
+        // A sample's rows: its positions on a sequence axis, else itself.
+        int64_t rowsHere =
+            sharding.sequenceParts > 1 ? out[i].shape[2] : int64_t(1);
+        size_t rowBytes = out[i].bytes / (share.count * samplesHere * rowsHere);
+        sharding.slice(host[i].data(), local[i].data(), share.count,
+                       samplesHere * sharding.dataParts,
+                       rowsHere * sharding.sequenceParts, rowBytes);
         mine = local[i].data();
       }
       if (metart_status s = metart_copy_to_device(

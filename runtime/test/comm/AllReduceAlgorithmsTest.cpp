@@ -142,7 +142,7 @@ TEST(AllReduceAlgorithms, CompressedSumsRoundOnTheWire) {
 
 TEST(AllReduceAlgorithms, CompressedBytesAreCounted) {
   // Over the whole world; a group of one moves nothing.
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1, 1});
   HostTensor x({64}, METART_F32);
   int64_t perElement[2] = {4, 2};
   int32_t wires[2] = {METART_F32, METART_BF16};

@@ -108,7 +108,7 @@ TEST(AsyncCollectives, ManyInFlightAndReduceScatter) {
 }
 
 TEST(AsyncCollectives, OverlappedTimeIsCounted) {
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1, 1});
   HostTensor x({1 << 16}, METART_F32), y({1 << 16}, METART_F32);
   metart_comm_stats_reset(c);
   ASSERT_EQ(metart_all_reduce_start(c, &x.t, &y.t, 1, METART_REDUCE_SUM,
@@ -124,7 +124,7 @@ TEST(AsyncCollectives, OverlappedTimeIsCounted) {
 }
 
 TEST(AsyncCollectives, MisuseIsAnError) {
-  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1});
+  MeshContext c(Mesh{metart_world_size(), 1, 1, 1, 1, 1});
   HostTensor x({4}, METART_F32), y({4}, METART_F32);
   EXPECT_EQ(metart_collective_wait(c, &y.t), METART_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(metart_context_last_error(c)).find("was started"),

@@ -19,7 +19,7 @@ using namespace metart::test;
 namespace {
 
 MeshContext worldContext() {
-  return MeshContext(Mesh{metart_world_size(), 1, 1, 1, 1});
+  return MeshContext(Mesh{metart_world_size(), 1, 1, 1, 1, 1});
 }
 
 TEST(Compression, TopKWithEverythingSentIsTheSum) {

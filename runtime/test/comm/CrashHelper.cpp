@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   int victim = std::atoi(argv[2]);
   std::string state = std::string(argv[3]) + "/state.safetensors";
   metart_context *c = nullptr;
-  int64_t mesh[METART_NUM_AXES] = {0, 1, 1, 1, 1};
+  int64_t mesh[METART_NUM_AXES] = {0, 1, 1, 1, 1, 1};
   if (metart_world_init() || (mesh[0] = metart_world_size(), false) ||
       metart_context_create(nullptr, &c) || metart_comm_attach(c, mesh)) {
     std::fprintf(stderr, "set-up failed: %s\n", metart_context_last_error(c));

@@ -11,16 +11,17 @@ std::vector<Mesh> metart::test::meshesOfWorld() {
   int64_t n = metart_world_size();
   std::vector<Mesh> meshes;
   for (int axis = 0; axis < METART_NUM_AXES; ++axis) {
-    Mesh mesh = {1, 1, 1, 1, 1};
+    Mesh mesh = {1, 1, 1, 1, 1, 1};
     mesh[axis] = n;
     meshes.push_back(mesh);
     if (n == 1)
       return meshes;
   }
   if (n == 4)
-    for (Mesh mesh :
-         {Mesh{2, 2, 1, 1, 1}, Mesh{1, 2, 2, 1, 1}, Mesh{2, 1, 1, 2, 1},
-          Mesh{1, 1, 2, 2, 1}, Mesh{2, 1, 1, 1, 2}, Mesh{1, 1, 1, 2, 2}})
+    for (Mesh mesh : {Mesh{2, 2, 1, 1, 1, 1}, Mesh{1, 2, 2, 1, 1, 1},
+                      Mesh{2, 1, 1, 2, 1, 1}, Mesh{1, 1, 2, 2, 1, 1},
+                      Mesh{2, 1, 1, 1, 2, 1}, Mesh{1, 1, 1, 2, 2, 1},
+                      Mesh{1, 1, 1, 1, 2, 2}, Mesh{1, 2, 1, 1, 1, 2}})
       meshes.push_back(mesh);
   return meshes;
 }
@@ -30,7 +31,8 @@ std::string metart::test::meshName(const Mesh &mesh) {
          " x data=" + std::to_string(mesh[1]) +
          " x tensor=" + std::to_string(mesh[2]) +
          " x pipeline=" + std::to_string(mesh[3]) +
-         " x expert=" + std::to_string(mesh[4]);
+         " x expert=" + std::to_string(mesh[4]) +
+         " x sequence=" + std::to_string(mesh[5]);
 }
 
 Context::Context() {

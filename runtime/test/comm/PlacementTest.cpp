@@ -39,6 +39,9 @@ TEST(Placement, StagesAreDealtRoundTheCores) {
   // Two stages of two expert ranks (ranks s0e0, s0e1, s1e0, s1e1: the
   // expert axis varies fastest): each core holds one rank of each stage.
   EXPECT_EQ(coresOf({1, 1, 1, 2, 2}, 4, 2), (V{0, 1, 0, 1}));
+  // And with a sequence axis inside the expert axis (s0e0q0, s0e0q1, ...).
+  EXPECT_EQ(coresOf({1, 1, 1, 2, 1, 2}, 4, 2), (V{0, 1, 0, 1}));
+  EXPECT_EQ(coresOf({1, 1, 1, 2, 2, 2}, 8, 2), (V{0, 1, 0, 1, 0, 1, 0, 1}));
   // Not oversubscribed, or not a multiple of the cores: left alone.
   EXPECT_EQ(coresOf({2, 1, 1, 1}, 2, 2), (V{-1, -1}));
   EXPECT_EQ(coresOf({5, 1, 1, 1}, 5, 2), (V{-1, -1, -1, -1, -1}));

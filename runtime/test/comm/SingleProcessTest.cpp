@@ -74,22 +74,23 @@ TEST(NoCommunicator, MeshIsOneRank) {
 TEST(Attach, RejectsAMeshOfAnotherSize) {
   Context c;
   int64_t n = metart_world_size();
-  int64_t mesh[METART_NUM_AXES] = {2 * n, 0, 1, 1, 1};
+  int64_t mesh[METART_NUM_AXES] = {2 * n, 0, 1, 1, 1, 1};
   EXPECT_EQ(metart_comm_attach(c, mesh), METART_ERROR_INVALID_ARGUMENT);
-  std::string expected = "mesh task=" + std::to_string(2 * n) +
-                         " x data=1 x tensor=1 x pipeline=1 x expert=1 has " +
-                         std::to_string(2 * n) + " ranks but the job has " +
-                         std::to_string(n) + " process" + (n == 1 ? "" : "es");
+  std::string expected =
+      "mesh task=" + std::to_string(2 * n) +
+      " x data=1 x tensor=1 x pipeline=1 x expert=1 x sequence=1 has " +
+      std::to_string(2 * n) + " ranks but the job has " + std::to_string(n) +
+      " process" + (n == 1 ? "" : "es");
   EXPECT_NE(std::string(metart_context_last_error(c)).find(expected),
             std::string::npos)
       << metart_context_last_error(c);
   EXPECT_FALSE(metart_comm_attached(c));
-  int64_t negative[METART_NUM_AXES] = {-1, 1, 1, 1, 1};
+  int64_t negative[METART_NUM_AXES] = {-1, 1, 1, 1, 1, 1};
   EXPECT_EQ(metart_comm_attach(c, negative), METART_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(Collectives, RejectBadOperands) {
-  MeshContext c({metart_world_size(), 1, 1, 1, 1});
+  MeshContext c({metart_world_size(), 1, 1, 1, 1, 1});
   HostTensor x({2, 3}, METART_F32), y({3, 2}, METART_F32),
       z({2, 3}, METART_F64);
   auto rejected = [&](metart_status s, const char *needle) {
@@ -100,8 +101,8 @@ TEST(Collectives, RejectBadOperands) {
   };
   rejected(metart_all_reduce(c, &x.t, &y.t, 1, METART_REDUCE_SUM), "y shape");
   rejected(metart_all_reduce(c, &x.t, &z.t, 1, METART_REDUCE_SUM), "f64");
-  rejected(metart_all_reduce(c, &x.t, &x.t, 32, METART_REDUCE_SUM),
-           "axes mask 32");
+  rejected(metart_all_reduce(c, &x.t, &x.t, 64, METART_REDUCE_SUM),
+           "axes mask 64");
   rejected(metart_all_reduce(c, &x.t, &x.t, 1, 7), "unknown reduction 7");
   rejected(metart_all_gather(c, &x.t, &y.t, 1, 2), "dim 2");
   rejected(metart_broadcast(c, &x.t, &x.t, 1, metart_world_size()), "root");

@@ -68,8 +68,10 @@ TEST(CommStats, MasksHaveAxisNames) {
   EXPECT_STREQ(metart_comm_axes_name(15), "task+data+tensor+pipeline");
   EXPECT_STREQ(metart_comm_axes_name(16), "expert");
   EXPECT_STREQ(metart_comm_axes_name(17), "task+expert");
-  EXPECT_STREQ(metart_comm_axes_name(31), "task+data+tensor+pipeline+expert");
-  EXPECT_STREQ(metart_comm_axes_name(32), "");
+  EXPECT_STREQ(metart_comm_axes_name(32), "sequence");
+  EXPECT_STREQ(metart_comm_axes_name(63),
+               "task+data+tensor+pipeline+expert+sequence");
+  EXPECT_STREQ(metart_comm_axes_name(64), "");
   EXPECT_STREQ(metart_comm_axes_name(-1), "");
 }
 

@@ -38,7 +38,8 @@ metart_sinusoid_config sinusoid() {
 }
 
 Mesh meshOfWorld() {
-  return metart_world_size() == 4 ? Mesh{2, 2, 1, 1, 1} : Mesh{1, 1, 1, 1, 1};
+  return metart_world_size() == 4 ? Mesh{2, 2, 1, 1, 1, 1}
+                                  : Mesh{1, 1, 1, 1, 1, 1};
 }
 
 /// What the step saw.
@@ -262,11 +263,12 @@ TEST(TrainOnMesh, RunRejectsAMeshThatDoesNotMatchTheJob) {
             METART_ERROR_INVALID_ARGUMENT);
   std::string n = std::to_string(metart_world_size());
   std::string twice = std::to_string(2 * metart_world_size());
-  EXPECT_NE(std::string(error).find(
-                "mesh task=" + twice +
-                " x data=1 x tensor=1 x pipeline=1 x expert=1 has " + twice +
-                " ranks but the job has " + n),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(error).find(
+          "mesh task=" + twice +
+          " x data=1 x tensor=1 x pipeline=1 x expert=1 x sequence=1 has " +
+          twice + " ranks but the job has " + n),
+      std::string::npos)
       << error;
 }
 

@@ -136,11 +136,15 @@ LogicalResult AdamWAttr::verify(EmitFn emitError, APFloat lr, APFloat beta1,
 
 LogicalResult PlanAttr::verify(EmitFn emitError, int64_t task, int64_t data,
                                int64_t tensor, int64_t pipeline, int64_t expert,
-                               int64_t microBatches, PipelineSchedule) {
-  std::pair<StringRef, int64_t> axes[] = {
-      {"task", task},     {"data", data},
-      {"tensor", tensor}, {"pipeline", pipeline},
-      {"expert", expert}, {"micro_batches", microBatches}};
+                               int64_t sequence, int64_t microBatches,
+                               PipelineSchedule) {
+  std::pair<StringRef, int64_t> axes[] = {{"task", task},
+                                          {"data", data},
+                                          {"tensor", tensor},
+                                          {"pipeline", pipeline},
+                                          {"expert", expert},
+                                          {"sequence", sequence},
+                                          {"micro_batches", microBatches}};
   for (auto [name, size] : axes)
     if (size < 1)
       return emitError() << "plan expects " << name << " >= 1, got " << size;

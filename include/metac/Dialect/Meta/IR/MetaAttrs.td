@@ -146,20 +146,22 @@ def Meta_AdamWAttr : Meta_Attr<"AdamW", "adamw"> {
 def Meta_PlanAttr : Meta_Attr<"Plan", "plan"> {
   let summary = "an explicit device mesh and pipeline schedule";
   let description = [{
-    Sizes of the five mesh axes (their product is the number of ranks;
-    `expert` may be left out for 1), the number of micro-batches (task
+    Sizes of the six mesh axes (their product is the number of ranks;
+    `expert` and `sequence` may be left out for 1), the number of micro-batches (task
     groups) per meta-batch and the pipeline schedule.
   }];
   let parameters = (ins "int64_t":$task, "int64_t":$data, "int64_t":$tensor,
                         "int64_t":$pipeline,
                         DefaultValuedParameter<"int64_t", "1">:$expert,
+                        DefaultValuedParameter<"int64_t", "1">:$sequence,
                         "int64_t":$micro_batches,
                         EnumParameter<Meta_PipelineSchedule>:$schedule);
   let extraClassDeclaration = [{
     /// The axis sizes in the mesh's order (task, data, tensor, pipeline,
-    /// expert).
-    std::array<int64_t, 5> getMeshSizes() const {
-      return {getTask(), getData(), getTensor(), getPipeline(), getExpert()};
+    /// expert, sequence).
+    std::array<int64_t, 6> getMeshSizes() const {
+      return {getTask(),     getData(),   getTensor(),
+              getPipeline(), getExpert(), getSequence()};
     }
   }];
 }
