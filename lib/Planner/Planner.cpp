@@ -43,6 +43,9 @@ struct ProblemSizes {
   /// The greatest common divisor of the mixture-of-experts layers' expert
   /// counts (0: no such layer, so no expert axis).
   int64_t experts = 0;
+  /// The positions per sequence of sequence tasks (0: other tasks, so no
+  /// sequence axis).
+  int64_t positions = 0;
 };
 
 /// The task batch a step or evaluation function ends with: four
@@ -68,6 +71,9 @@ ProblemSizes problemSizes(meta::TrainOp train, SymbolTable &symbols) {
         if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
           if (t.getRank() > 1)
             sizes.samples.push_back(t.getDimSize(1));
+  auto tasks = symbols.lookup<meta::TasksOp>(train.getTasks());
+  if (tasks && tasks.getKind() == "sequence")
+    sizes.positions = tasks.getInputType().getDimSize(0);
   if (auto model = symbols.lookup<func::FuncOp>(train.getModel()))
     for (unsigned arg = 0, e = model.getNumArguments(); arg < e; ++arg)
       if (auto name = model.getArgAttrOfType<StringAttr>(arg, "meta.param"))
@@ -102,29 +108,37 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
                              return n % expert != 0;
                            })))
           continue;
-        for (int64_t tensor : divisors(devices / task / data / expert)) {
-          // The tensor axis talks on every layer: it stays inside a node.
-          if (tensor > 1 && perNode % tensor)
+        // The sequence axis splits the positions of sequence tasks; not
+        // under pipeline stages either.
+        for (int64_t sequence : divisors(devices / task / data / expert)) {
+          if (sequence > 1 &&
+              (problem.positions == 0 || problem.positions % sequence != 0))
             continue;
-          int64_t pipeline = devices / task / data / expert / tensor;
-          if (expert > 1 && pipeline > 1)
-            continue;
-          PlanCandidate plan;
-          plan.mesh.sizes = {task, data, tensor, pipeline, expert, 1};
-          if (pipeline == 1) {
-            plans.push_back(plan);
-            continue;
-          }
-          // Micro-batches are groups of a rank's tasks: at least one per
-          // stage; more shrink the bubble and cost more transfers.
-          int64_t localTasks = problem.metaBatch / task;
-          for (int64_t micro : {pipeline, 2 * pipeline, 4 * pipeline}) {
-            if (micro > localTasks || localTasks % micro)
+          int64_t rest = devices / task / data / expert / sequence;
+          for (int64_t tensor : divisors(rest)) {
+            // The tensor axis talks on every layer: it stays inside a node.
+            if (tensor > 1 && perNode % tensor)
               continue;
-            for (StringRef schedule : {"gpipe", "1f1b"}) {
-              plan.microBatches = micro;
-              plan.schedule = schedule.str();
+            int64_t pipeline = rest / tensor;
+            if ((expert > 1 || sequence > 1) && pipeline > 1)
+              continue;
+            PlanCandidate plan;
+            plan.mesh.sizes = {task, data, tensor, pipeline, expert, sequence};
+            if (pipeline == 1) {
               plans.push_back(plan);
+              continue;
+            }
+            // Micro-batches are groups of a rank's tasks: at least one per
+            // stage; more shrink the bubble and cost more transfers.
+            int64_t localTasks = problem.metaBatch / task;
+            for (int64_t micro : {pipeline, 2 * pipeline, 4 * pipeline}) {
+              if (micro > localTasks || localTasks % micro)
+                continue;
+              for (StringRef schedule : {"gpipe", "1f1b"}) {
+                plan.microBatches = micro;
+                plan.schedule = schedule.str();
+                plans.push_back(plan);
+              }
             }
           }
         }
@@ -305,19 +319,21 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
       return int64_t(0);
     };
     int64_t limit = std::min<int64_t>(cluster.numDevices(), 64);
-    refs.size = {smallestDivisor({problem.metaBatch}, limit),
-                 smallestDivisor(problem.samples, limit),
-                 cluster.devicesPerNode % 2 == 0 ? 2 : 0,
-                 smallestDivisor({problem.metaBatch}, limit),
-                 problem.experts > 0 ? smallestDivisor(
-                                           [&] {
-                                             SmallVector<int64_t> of =
-                                                 problem.samples;
-                                             of.push_back(problem.experts);
-                                             return of;
-                                           }(),
-                                           limit)
-                                     : 0};
+    refs.size = {
+        smallestDivisor({problem.metaBatch}, limit),
+        smallestDivisor(problem.samples, limit),
+        cluster.devicesPerNode % 2 == 0 ? 2 : 0,
+        smallestDivisor({problem.metaBatch}, limit),
+        problem.experts > 0 ? smallestDivisor(
+                                  [&] {
+                                    SmallVector<int64_t> of = problem.samples;
+                                    of.push_back(problem.experts);
+                                    return of;
+                                  }(),
+                                  limit)
+                            : 0,
+        problem.positions > 0 ? smallestDivisor({problem.positions}, limit)
+                              : 0};
     // The one-device plan first, then a two-way split of each axis.
     std::vector<PlanCandidate> references(1);
     SmallVector<unsigned> axes;

@@ -61,8 +61,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
   // Task, data and tensor: each divides a measured fraction of the work and
   // of the memory; the rest is replicated.
   double batchShare = 1;
-  for (unsigned a :
-       {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor, MeshAxis::Expert}) {
+  for (unsigned a : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor,
+                     MeshAxis::Expert, MeshAxis::Sequence}) {
     if (sizes[a] == 1)
       continue;
     const IterationEstimate &ref = *refs.axis[a];
@@ -83,8 +83,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
   // group size and placement; the tensor axis's carry activations, which
   // shrink with the batch each rank holds.
   double comm = 0;
-  for (unsigned a :
-       {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor, MeshAxis::Expert}) {
+  for (unsigned a : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Tensor,
+                     MeshAxis::Expert, MeshAxis::Sequence}) {
     if (sizes[a] == 1)
       continue;
     const IterationEstimate &ref = *refs.axis[a];
@@ -99,7 +99,7 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     if (a == MeshAxis::Tensor)
       perCall *= batchShare;
     // The expert axis's all-to-alls carry the slots of a rank's tasks.
-    if (a == MeshAxis::Data || a == MeshAxis::Expert)
+    if (a == MeshAxis::Data || a == MeshAxis::Expert || a == MeshAxis::Sequence)
       perCall /= double(sizes[MeshAxis::Task]);
     // Pipeline stages reduce only their own layers' gradients, and run the
     // tensor axis's collectives of their layers once per micro-batch.
