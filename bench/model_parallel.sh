@@ -6,15 +6,18 @@
 # stages next to the ideal bubble (p-1)/(m+p-1).
 #   bench/model_parallel.sh [ITERATIONS]      (default 40)
 #   bench/model_parallel.sh --moe             (the mixture of experts only)
+#   bench/model_parallel.sh --sequence        (the long sequences only)
 # Every process runs OpenBLAS on one thread, so N processes use N cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
-moe_only=0
-if [ "${1:-}" = "--moe" ]; then
-  moe_only=1
+only=all
+case "${1:-}" in
+--moe | --sequence)
+  only=${1#--}
   shift
-fi
+  ;;
+esac
 iterations=${1:-40}
 "$root/scripts/build.sh" metac >/dev/null
 spec=$root/bench/specs/wide_mlp.meta
@@ -44,7 +47,7 @@ processes() {
   echo "$n"
 }
 
-if [ "$moe_only" = 0 ]; then
+if [ "$only" = all ]; then
 read -r base_ms base_bytes < <(run single 1)
 printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$base_ms" 1.00x "$base_bytes" 1.00x
@@ -98,6 +101,7 @@ done
 
 echo
 fi
+if [ "$only" = all ] || [ "$only" = moe ]; then
 echo "Mixture of experts (examples/moe_transformer.meta: 2 blocks, 8 experts, top-2):"
 echo "tensor=N splits attention by heads and each MoE layer by experts (8/N per rank);"
 echo "expert=N splits samples and experts, the slots moving all-to-all;"
@@ -112,3 +116,21 @@ for config in task=2 tensor=2 tensor=4 expert=2 expert=4 task=2,expert=2; do
   read -r ms bytes < <(run "moe${config//[=,]/}" "$np" --mesh "$config")
   /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $moe_ms / $ms, $bytes, $bytes / $moe_bytes))"
 done
+echo
+fi
+
+if [ "$only" = all ] || [ "$only" = sequence ]; then
+echo "Long sequences (bench/specs/long_sequence.meta: 256 positions, 2 blocks of width 64,"
+echo "2 tasks of 4 sequences): sequence=N splits every sequence's positions (attention"
+echo "gathers keys and values); data=N splits the sequences"
+printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
+spec=$root/bench/specs/long_sequence.meta
+iterations=5
+read -r seq_ms seq_bytes < <(run seq1 1)
+printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$seq_ms" 1.00x "$seq_bytes" 1.00x
+for config in sequence=2 sequence=4 data=2 tensor=2 tensor=2,sequence=2 data=2,sequence=2; do
+  np=$(processes "$config")
+  read -r ms bytes < <(run "seq${config//[=,]/}" "$np" --mesh "$config")
+  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $seq_ms / $ms, $bytes, $bytes / $seq_bytes))"
+done
+fi
