@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# --offload=optimizer against the resident optimizer state, in the same run:
+# --offload=optimizer, params and all (both) against resident parameters and
+# optimizer state, in the same run:
 # time per meta-iteration, peak device memory during training, and the
 # bytes held in host buffers, for the 1-256-256-256-1 MLP
 # (bench/specs/wide_mlp.meta) and the 4-block GPT of width 256
@@ -37,9 +38,11 @@ for model in "wide_mlp $root/bench/specs/wide_mlp.meta" \
   "transformer_sequence $root/examples/transformer_sequence.meta"; do
   set -- $model
   read -r base_ms base_peak _ < <(run "$1" "$2")
-  read -r ms peak host < <(run "$1-offload" "$2" --offload=optimizer)
-  same=different
-  cmp -s "$work/$1.safetensors" "$work/$1-offload.safetensors" && same="same bits"
   /usr/bin/python3 -c "print('%-24s %10.2f %8s %14d %8s %12s' % ('$1', $base_ms, '1.00x', $base_peak, '1.00x', '-'))"
-  /usr/bin/python3 -c "print('%-24s %10.2f %7.2fx %14d %7.3fx %12d %s' % ('  --offload=optimizer', $ms, $ms / $base_ms, $peak, $peak / $base_peak, $host, '$same'))"
+  for what in optimizer params all; do
+    read -r ms peak host < <(run "$1-$what" "$2" --offload=$what)
+    same=different
+    cmp -s "$work/$1.safetensors" "$work/$1-$what.safetensors" && same="same bits"
+    /usr/bin/python3 -c "print('%-24s %10.2f %7.2fx %14d %7.3fx %12d %s' % ('  --offload=$what', $ms, $ms / $base_ms, $peak, $peak / $base_peak, $host, '$same'))"
+  done
 done

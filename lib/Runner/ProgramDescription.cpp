@@ -276,8 +276,13 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     d.flopsPerIteration = planner::estimateFunctionCost(stepFunction).flops;
     stepFunction.walk(
         [&](meta::ServerStepOp server) { describeServers(server, d); });
-    if (auto offload = stepFunction->getAttrOfType<StringAttr>("meta.offload"))
-      d.offloadOptimizer = offload.getValue() == "optimizer";
+    if (auto offload =
+            stepFunction->getAttrOfType<StringAttr>("meta.offload")) {
+      d.offloadOptimizer =
+          offload.getValue() == "optimizer" || offload.getValue() == "all";
+      d.offloadParams =
+          offload.getValue() == "params" || offload.getValue() == "all";
+    }
   }
 
   if (failed(describeTaskMix(train, d)))

@@ -299,6 +299,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.zero_mask = program->zeroMask;
   desc.servers = program->servers;
   desc.offload_optimizer = program->offloadOptimizer;
+  desc.offload_params = program->offloadParams;
   desc.zero_sharded =
       program->zeroSharded.empty() ? nullptr : program->zeroSharded.data();
   desc.checkpoint_dir =

@@ -208,13 +208,20 @@ def MetaOffload : Pass<"meta-offload", "::mlir::ModuleOp"> {
     SGD's momentum) in host buffers, and the lowering copies each
     parameter's state into scratch device memory before its update and back
     after it, so the device holds one parameter's state at a time. The step
-    count stays on the device. `params` is refused (not built yet), as is
-    offloading under parameter servers (which hold the state already).
+    count stays on the device. With `params` (`--offload=params`) the
+    parameters live in host buffers: the update is marked
+    `metac.offload_params` (each parameter is copied in, updated and copied
+    back) and every step and evaluation function gets `meta.offload_params
+    = N`, its N leading arguments being the parameters, which its lowering
+    copies into scratch device memory before each op that reads them and
+    frees after it. `all` does both. Refused under parameter servers
+    (which hold the state already), and `params` with pipeline stages or
+    ZeRO.
   }];
   let options = [
     Option<"offload", "offload", "std::string", /*default=*/"\"\"",
-           "none or optimizer (empty: the training program's `offload`, "
-           "else none)">,
+           "none, optimizer, params or all (empty: the training program's "
+           "`offload`, else none)">,
   ];
 }
 

@@ -5,6 +5,7 @@
 #include "CollectiveCalls.h"
 #include "DeviceLaunches.h"
 #include "RuntimeCallEmitter.h"
+#include "StepLowering.h"
 
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -22,7 +23,9 @@ namespace metac {
 
 using namespace mlir;
 using namespace metac;
+using metac::lowering::byteSize;
 using metac::lowering::RuntimeCallEmitter;
+using metac::lowering::StepLowering;
 
 namespace {
 
@@ -52,11 +55,6 @@ std::optional<int64_t> binaryCode(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-int64_t byteSize(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return t.getNumElements() * (t.getElementTypeBitWidth() / 8);
-}
-
 /// The position of an attention operand named by an attention derivative's
 /// `wrt` or `from` among the runtime call's q, k, v (and dy) arguments.
 unsigned attentionSlot(StringRef name) {
@@ -67,48 +65,7 @@ unsigned attentionSlot(StringRef name) {
       .Default(3);
 }
 
-class StepLowering {
-public:
-  StepLowering(RuntimeCallEmitter &emit, func::FuncOp step, StringRef name,
-               int64_t &nextSite)
-      : step(step), name(name.str()), emit(emit), nextSite(nextSite) {}
-
-  LogicalResult lower();
-
-private:
-  Value operand(Value v) { return descriptors.lookup(v); }
-  /// The descriptor of `op`'s result: a new one in scratch memory, or the
-  /// one given in advance (a fused group's result, lowered op by op).
-  Value result(Operation *op) {
-    if (Value given = descriptors.lookup(op->getResult(0)))
-      return given;
-    Value d =
-        emit.descriptor(cast<RankedTensorType>(op->getResult(0).getType()));
-    descriptors[op->getResult(0)] = d;
-    return d;
-  }
-  LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerConstant(arith::ConstantOp op);
-  LogicalResult lowerOuterStep(meta::OuterStepOp op);
-  LogicalResult lowerServerStep(meta::ServerStepOp op);
-  void lowerUpdateGuard(meta::UpdateGuardOp op);
-  LogicalResult lowerConcat(tensor::ConcatOp op);
-  LogicalResult lowerSlice(tensor::ExtractSliceOp op);
-  void lowerAttentionBackward(nn::AttentionBackwardOp op);
-  void lowerAttentionDoubleBackward(nn::AttentionDoubleBackwardOp op);
-  void lowerReturn(func::ReturnOp op);
-  LogicalResult lowerFused(nn::FusedOp op);
-  LogicalResult lowerFusedByOps(nn::FusedOp op, ArrayRef<Value> results);
-  LLVM::LLVMFuncOp thunkOf(nn::FusedOp op);
-
-  func::FuncOp step;
-  std::string name;
-  RuntimeCallEmitter &emit;
-  DenseMap<Value, Value> descriptors;
-  /// The next call site of a compressed all-reduce with error feedback
-  /// (numbered over the module: the runtime keeps its state per site).
-  int64_t &nextSite;
-};
+} // namespace
 
 LogicalResult StepLowering::lower() {
   if (!step.getBody().hasOneBlock())
@@ -160,13 +117,47 @@ LogicalResult StepLowering::lower() {
   DenseMap<unsigned, SmallVector<Value>> dying;
   for (auto [base, at] : death)
     dying[at].push_back(base);
+  // --offload=params: the leading arguments are parameters in host
+  // buffers. Views of them stay views of host memory; every other op that
+  // reads one gets a copy in scratch device memory for its own duration.
+  DenseSet<Value> onHost;
+  if (auto n = step->getAttrOfType<IntegerAttr>("meta.offload_params"))
+    for (int64_t i = 0,
+                 e = std::min<int64_t>(n.getInt(), step.getNumArguments());
+         i < e; ++i)
+      onHost.insert(step.getArgument(i));
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       lowerReturn(ret);
       continue;
     }
+    bool hostView =
+        isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op) &&
+        onHost.contains(op.getOperand(0));
+    // (value, its host descriptor, its device copy)
+    SmallVector<std::tuple<Value, Value, Value>> fetched;
+    if (!hostView && !isa<meta::OuterStepOp>(op))
+      for (Value v : op.getOperands()) {
+        if (!onHost.contains(v) ||
+            llvm::any_of(fetched, [&](auto &f) { return std::get<0>(f) == v; }))
+          continue;
+        Value host = descriptors.lookup(v);
+        Value device = emit.descriptor(cast<RankedTensorType>(v.getType()));
+        emit.checkedCall("metart_copy_device",
+                         {emit.context(), emit.dataOf(device),
+                          emit.dataOf(host), emit.i64(byteSize(v.getType()))});
+        descriptors[v] = device;
+        fetched.push_back({v, host, device});
+      }
     if (failed(lowerOp(&op)))
       return failure();
+    if (hostView)
+      onHost.insert(op.getResult(0));
+    for (auto [v, host, device] : fetched) {
+      emit.call("metart_scratch_free", {emit.context(), emit.dataOf(device),
+                                        emit.i64(byteSize(v.getType()))});
+      descriptors[v] = host;
+    }
     auto it = dying.find(position[&op]);
     if (it == dying.end())
       continue;
@@ -209,146 +200,6 @@ LogicalResult StepLowering::lowerConstant(arith::ConstantOp op) {
                    {emit.context(), emit.dataOf(d), source,
                     emit.i64(byteSize(op.getType()))});
   return success();
-}
-
-LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
-  // The update is in place: nothing after it may read the old values.
-  for (Value v : llvm::concat<Value>(op.getParams(), op.getState()))
-    for (Operation *user : v.getUsers())
-      if (user != op && op->isBeforeInBlock(user))
-        return op.emitOpError("updates parameters in place, but they are "
-                              "used after it");
-  Value ctx = emit.context();
-  size_t n = op.getParams().size();
-  Attribute optimizer = op.getOptimizer();
-  // The guard's verdict stays on the device: every update reads it there.
-  Value gate = op.getGate() ? operand(op.getGate()) : emit.null();
-  // --offload=optimizer: a parameter's state lives in host memory and
-  // visits the device for its update only, through one staging area that
-  // holds the largest parameter's state and serves every parameter in turn.
-  bool offload = op->hasAttr("metac.offload");
-  int64_t slot = 0;
-  for (Value state : op.getState())
-    if (cast<RankedTensorType>(state.getType()).getRank() > 0 ||
-        !cast<RankedTensorType>(state.getType()).getElementType().isInteger(64))
-      slot = std::max(slot, byteSize(state.getType()));
-  slot = (slot + 63) / 64 * 64;
-  Value area;
-  if (offload)
-    area = emit.descriptor(RankedTensorType::get(
-        {2 * slot}, IntegerType::get(op.getContext(), 8)));
-  // (host, device, bytes) of the state of this parameter's update.
-  SmallVector<std::tuple<Value, Value, int64_t>> staged;
-  auto stateOf = [&](Value state) {
-    if (!offload)
-      return operand(state);
-    Value device = emit.descriptor(
-        cast<RankedTensorType>(state.getType()),
-        emit.offsetBytes(emit.dataOf(area), slot * int64_t(staged.size())));
-    int64_t bytes = byteSize(state.getType());
-    emit.checkedCall("metart_copy_device",
-                     {ctx, emit.dataOf(device), emit.dataOf(operand(state)),
-                      emit.i64(bytes)});
-    staged.push_back({operand(state), device, bytes});
-    return device;
-  };
-  auto unstage = [&]() {
-    for (auto [host, device, bytes] : staged)
-      emit.checkedCall(
-          "metart_copy_device",
-          {ctx, emit.dataOf(host), emit.dataOf(device), emit.i64(bytes)});
-    staged.clear();
-  };
-  if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
-    bool momentum = !sgd.getMomentum().isZero();
-    for (size_t i = 0; i < n; ++i) {
-      emit.checkedCall(
-          "metart_sgd_update",
-          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]),
-           momentum ? stateOf(op.getState()[i]) : emit.null(),
-           emit.f64(sgd.getLr().convertToDouble()),
-           emit.f64(sgd.getMomentum().convertToDouble()),
-           emit.f64(sgd.getWeightDecay().convertToDouble()), gate});
-      unstage();
-    }
-  } else {
-    bool decoupled = isa<meta::AdamWAttr>(optimizer);
-    auto hyper = [&](auto adam) {
-      return SmallVector<double>{
-          adam.getLr().convertToDouble(), adam.getBeta1().convertToDouble(),
-          adam.getBeta2().convertToDouble(), adam.getEps().convertToDouble(),
-          adam.getWeightDecay().convertToDouble()};
-    };
-    SmallVector<double> h = decoupled ? hyper(cast<meta::AdamWAttr>(optimizer))
-                                      : hyper(cast<meta::AdamAttr>(optimizer));
-    // The step count stays in a device tensor<i64> that the runtime counts
-    // and Adam reads there: no host round trip, so a recorded
-    // meta-iteration (a CUDA graph) replays with the current count.
-    Value counter = operand(op.getState().back());
-    emit.checkedCall("metart_increment", {ctx, counter, gate});
-    for (size_t i = 0; i < n; ++i) {
-      Value first = stateOf(op.getState()[i]);
-      Value second = stateOf(op.getState()[n + i]);
-      emit.checkedCall(
-          "metart_adam_update",
-          {ctx, operand(op.getParams()[i]), operand(op.getGrads()[i]), first,
-           second, counter, emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
-           emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled), gate});
-      unstage();
-    }
-  }
-  if (offload)
-    emit.call("metart_scratch_free",
-              {ctx, emit.dataOf(area), emit.i64(2 * slot)});
-  for (auto [r, v] : llvm::zip(
-           op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
-    descriptors[r] = operand(v);
-  return success();
-}
-
-LogicalResult StepLowering::lowerServerStep(meta::ServerStepOp op) {
-  // The pulled parameters overwrite the pushed ones' buffers.
-  for (Value v : op.getParams())
-    for (Operation *user : v.getUsers())
-      if (user != op && op->isBeforeInBlock(user))
-        return op.emitOpError("pulls parameters in place, but they are used "
-                              "after it");
-  SmallVector<Value> params, grads;
-  for (auto [p, g] : llvm::zip(op.getParams(), op.getGrads())) {
-    params.push_back(operand(p));
-    grads.push_back(operand(g));
-  }
-  Value loss =
-      emit.descriptor(cast<RankedTensorType>(op.getTotalLoss().getType()));
-  Value norms =
-      emit.descriptor(cast<RankedTensorType>(op.getNorms().getType()));
-  descriptors[op.getTotalLoss()] = loss;
-  descriptors[op.getNorms()] = norms;
-  emit.checkedCall("metart_server_step",
-                   {emit.context(), emit.pointerArray(params),
-                    emit.pointerArray(grads),
-                    emit.i64(static_cast<int64_t>(params.size())),
-                    operand(op.getLoss()), loss, norms});
-  for (auto [r, p] : llvm::zip(op.getNewParams(), op.getParams()))
-    descriptors[r] = operand(p);
-  return success();
-}
-
-void StepLowering::lowerUpdateGuard(meta::UpdateGuardOp op) {
-  SmallVector<Value> grads;
-  for (Value g : op.getGrads())
-    grads.push_back(operand(g));
-  double clip = op.getClipNorm() ? op.getClipNorm()->convertToDouble() : 0.0;
-  Value norms =
-      emit.descriptor(cast<RankedTensorType>(op.getNorms().getType()));
-  Value gate = emit.descriptor(cast<RankedTensorType>(op.getGate().getType()));
-  descriptors[op.getNorms()] = norms;
-  descriptors[op.getGate()] = gate;
-  emit.checkedCall("metart_update_guard",
-                   {emit.context(), operand(op.getLoss()),
-                    emit.pointerArray(grads),
-                    emit.i64(static_cast<int64_t>(grads.size())),
-                    emit.f64(clip), norms, gate});
 }
 
 void StepLowering::lowerReturn(func::ReturnOp op) {
@@ -868,6 +719,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
   emit.checkedCall(call->first, call->second);
   return success();
 }
+
+namespace {
 
 struct ConvertNNToRuntimePass
     : public metac::impl::ConvertNNToRuntimeBase<ConvertNNToRuntimePass> {

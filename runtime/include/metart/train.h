@@ -161,6 +161,10 @@ typedef struct metart_program {
    *  each parameter's state to the device around its update. The step
    *  count stays on the device. */
   int32_t offload_optimizer;
+  /** Non-zero (--offload=params|all): the parameters live in host buffers;
+   *  the step and evaluation functions copy each to the device around
+   *  every op that reads it, and its update. */
+  int32_t offload_params;
   /** A meta-batch mixed from task classes (num_task_classes > 0; the
    *  spec's `mix`): class c draws `class_tasks[c]` tasks per meta-batch
    *  from `class_distributions[c]` (its own support and query sizes); its
@@ -388,6 +392,7 @@ typedef struct metart_program_desc {
   const int32_t *zero_sharded; /* as in metart_program */
   metart_servers_desc servers; /* as in metart_program */
   int32_t offload_optimizer;   /* as in metart_program */
+  int32_t offload_params;      /* as in metart_program */
   /** A mixed meta-batch (as in metart_program): per class its tasks per
    *  meta-batch, support and query sizes (of `tasks`'s kind). */
   int64_t num_task_classes;

@@ -285,6 +285,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.zero_sharded = desc->zero_sharded;
   program.servers = desc->servers;
   program.offload_optimizer = desc->offload_optimizer;
+  program.offload_params = desc->offload_params;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))
