@@ -135,9 +135,10 @@ struct Options {
   cl::opt<std::string> offload{
       "offload",
       cl::desc("Keep state in host memory between its uses: optimizer (the "
-               "outer optimizer's moments, copied to the device around each "
-               "parameter's update) or none"),
-      cl::value_desc("none|optimizer"), cl::init(""), cl::cat(category)};
+               "outer optimizer's moments), params (the parameters, copied "
+               "to the device around each op that reads them), all or none"),
+      cl::value_desc("none|optimizer|params|all"), cl::init(""),
+      cl::cat(category)};
   cl::opt<std::string> balance{
       "balance",
       cl::desc("How a meta-batch mixed from task classes (the spec's mix { "

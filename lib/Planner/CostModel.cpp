@@ -523,9 +523,12 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   // device holds a staging area instead, at the update (counted at the
   // scratch peak: the update ends the step, where the gradients are live).
   OffloadedState offloaded = offloadedState(function);
-  uint64_t staging = offloaded.slots * roundUp(offloaded.largestBytes);
+  // --offload=params: an op holds copies of the parameters it reads (two
+  // at most: a weight and its bias, or a product's two operands).
+  uint64_t staging = offloaded.slots * roundUp(offloaded.largestBytes) +
+                     2 * roundUp(offloaded.largestParamBytes);
   for (BlockArgument arg : function.getArguments())
-    if (!offloaded.values.contains(arg))
+    if (!offloaded.values.contains(arg) && !offloaded.params.contains(arg))
       program.persistentBytes += roundUp(byteSize(arg.getType()));
   program.scratchBytes = replayScratch(function).peakBytes + staging;
   // Where both are calibrated, an op runs between its speed on operands
@@ -609,6 +612,7 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     }
     if (auto update = dyn_cast<meta::OuterStepOp>(op))
       compute.seconds += offloadTransferSeconds(update, device);
+    compute.seconds += offloadedReadSeconds(op, offloaded, device);
     if (auto o = dyn_cast<meta::ServerStepOp>(op)) {
       flush();
       ServerTraffic traffic = serverTraffic(o, mesh, cluster);

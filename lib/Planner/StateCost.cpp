@@ -2,8 +2,11 @@
 
 #include "StateCost.h"
 
+#include "metac/Dialect/NN/IR/NNOps.h"
 #include "metac/Planner/CollectiveCost.h"
 #include "metac/Planner/OpCost.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
 
@@ -34,16 +37,46 @@ OffloadedState planner::offloadedState(func::FuncOp function) {
     // Adam's two moments, SGD's one momentum buffer.
     result.slots = update.getState().size() > update.getParams().size() ? 2 : 1;
   });
+  // --offload=params: the leading arguments, and the views of them.
+  if (auto n = function->getAttrOfType<IntegerAttr>("meta.offload_params")) {
+    for (int64_t i = 0,
+                 e = std::min<int64_t>(n.getInt(), function.getNumArguments());
+         i < e; ++i) {
+      Value param = function.getArgument(i);
+      result.params.insert(param);
+      result.largestParamBytes =
+          std::max(result.largestParamBytes, tensorBytes(param.getType()));
+    }
+    function.walk([&](Operation *op) {
+      if (isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op) &&
+          result.params.contains(op->getOperand(0)))
+        result.params.insert(op->getResult(0));
+    });
+  }
   return result;
+}
+
+double planner::offloadedReadSeconds(Operation *op, const OffloadedState &state,
+                                     const DeviceDescription &device) {
+  if (state.params.empty() || isa<meta::OuterStepOp>(op) ||
+      isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op))
+    return 0;
+  double bytes = 0;
+  for (Value v : op->getOperands())
+    if (state.params.contains(v))
+      bytes += double(tensorBytes(v.getType()));
+  return bytes / device.hostBandwidthOrDefault();
 }
 
 double planner::offloadTransferSeconds(meta::OuterStepOp update,
                                        const DeviceDescription &device) {
-  if (!update->hasAttr("metac.offload"))
-    return 0;
   double bytes = 0;
-  for (Value state : perParameterState(update))
-    bytes += double(tensorBytes(state.getType()));
+  if (update->hasAttr("metac.offload"))
+    for (Value state : perParameterState(update))
+      bytes += double(tensorBytes(state.getType()));
+  if (update->hasAttr("metac.offload_params"))
+    for (Value param : update.getParams())
+      bytes += double(tensorBytes(param.getType()));
   // In and out, not overlapped with the update yet.
   return 2 * bytes / device.hostBandwidthOrDefault();
 }

@@ -1,8 +1,10 @@
 //===- StateCost.h - where the outer optimizer's state lives ----*- C++ -*-===//
 //
-// The costs of the two options that move the outer optimizer's state off
-// a rank's device: offloading it to host memory (--offload=optimizer),
-// which frees its device memory at two host-link crossings per update, and
+// The costs of the options that move the outer optimizer's state or the
+// parameters off a rank's device: offloading the state to host memory
+// (--offload=optimizer), which frees its device memory at two host-link
+// crossings per update; offloading the parameters (--offload=params), one
+// crossing per op that reads one and two per update; and
 // parameter servers (meta.server_step), which hold it on ranks of their
 // own at one message per worker each way through every server's link.
 //
@@ -26,6 +28,10 @@ struct OffloadedState {
   llvm::DenseSet<mlir::Value> values;
   uint64_t largestBytes = 0;
   uint64_t slots = 0;
+  /// --offload=params: the parameter arguments (and views of them) in host
+  /// memory, and the bytes of the largest, whose copies an op holds.
+  llvm::DenseSet<mlir::Value> params;
+  uint64_t largestParamBytes = 0;
 };
 OffloadedState offloadedState(mlir::func::FuncOp function);
 
@@ -33,6 +39,11 @@ OffloadedState offloadedState(mlir::func::FuncOp function);
 /// host link (0 for one that is not offloaded).
 double offloadTransferSeconds(meta::OuterStepOp update,
                               const DeviceDescription &device);
+
+/// Seconds `op` spends copying the offloaded parameters it reads to the
+/// device (0 for a view of one, or an op that reads none).
+double offloadedReadSeconds(mlir::Operation *op, const OffloadedState &state,
+                            const DeviceDescription &device);
 
 /// Bytes a worker sends and receives through the servers per step, and
 /// the seconds that takes on a mesh of `mesh`'s sizes.
