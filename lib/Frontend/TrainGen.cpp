@@ -522,9 +522,8 @@ meta::TrainOp metac::frontend::generateTrain(const TrainDecl &decl,
                                 {"stop", "skip", "ignore"});
   auto precision =
       readChoice(fields, "precision", "precision", {"f32", "bf16", "fp16"});
-  auto offload =
-      readChoice(fields, "offload", "offload",
-                 {"none", "optimizer", "params", "all"});
+  auto offload = readChoice(fields, "offload", "offload",
+                            {"none", "optimizer", "params", "all"});
   std::optional<std::string> lossScale;
   if (fields.has("loss_scale"))
     lossScale =

@@ -494,22 +494,27 @@ struct MetaPlanPass
     if (shape.sizes[MeshAxis::Tensor] > 1)
       if (failed(planTensorSplits(train, model, shape, origin, splits)))
         return failure();
+    // What the expert and sequence axes do not combine with yet.
+    auto notYet = [&](unsigned axis) -> LogicalResult {
+      StringRef with = stages > 1 ? "pipeline stages"
+                       : train->hasAttr("meta.step_variants")
+                           ? "a mixed meta-batch"
+                           : "";
+      if (with.empty())
+        return success();
+      return train.emitError()
+             << "mesh " << shape.str() << " (" << origin << "): the "
+             << getMeshAxisName(axis) << " axis does not combine with " << with
+             << " yet";
+    };
     if (int64_t experts = shape.sizes[MeshAxis::Expert]; experts > 1) {
       if (shape.sizes[MeshAxis::Data] > 1)
         return train.emitError()
                << "mesh " << shape.str() << " (" << origin
                << "): the expert and data axes both split the samples of "
                   "each task; use one of them";
-      if (stages > 1)
-        return train.emitError()
-               << "mesh " << shape.str() << " (" << origin
-               << "): the expert axis does not combine with pipeline stages "
-                  "yet";
-      if (train->hasAttr("meta.step_variants"))
-        return train.emitError()
-               << "mesh " << shape.str() << " (" << origin
-               << "): the expert axis does not combine with a mixed "
-                  "meta-batch yet";
+      if (failed(notYet(MeshAxis::Expert)))
+        return failure();
       if (!splitExperts(model, experts, MeshAxis::Expert, splits))
         return train.emitError()
                << "mesh " << shape.str() << " (" << origin
@@ -529,16 +534,8 @@ struct MetaPlanPass
                << train.getTasks() << "' is a "
                << (tasks ? tasks.getKind() : StringRef("missing"))
                << " distribution";
-      if (stages > 1)
-        return train.emitError()
-               << "mesh " << shape.str() << " (" << origin
-               << "): the sequence axis does not combine with pipeline "
-                  "stages yet";
-      if (train->hasAttr("meta.step_variants"))
-        return train.emitError()
-               << "mesh " << shape.str() << " (" << origin
-               << "): the sequence axis does not combine with a mixed "
-                  "meta-batch yet";
+      if (failed(notYet(MeshAxis::Sequence)))
+        return failure();
     }
 
     SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);

@@ -273,52 +273,48 @@ KernelStatus MpiTransport::splitNodes(int mask, bool &usable) {
   return KernelStatus::ok();
 }
 
-KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
-                                     int64_t count, metart_dtype dtype) {
+KernelStatus
+MpiTransport::exchange(const void *x, size_t inBytes, void *y, size_t outBytes,
+                       const char *what,
+                       const std::function<int(void *, void *)> &call) {
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())
     return s;
+  void *in = nullptr, *out = nullptr;
+  if (KernelStatus s = stage(stagedIn, x, inBytes, true, in); s.failed())
+    return s;
+  if (KernelStatus s = stage(stagedOut, y, outBytes, false, out); s.failed())
+    return s;
+  if (KernelStatus s = check(call(in, out), what); s.failed())
+    return s;
+  return unstage(y, out, outBytes);
+}
+
+KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
+                                     int64_t count, metart_dtype dtype) {
   int size = 0;
   MPI_Comm_size(groups[mask], &size);
   if (KernelStatus s = checkCount(count * size); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
-  void *in = nullptr, *out = nullptr;
-  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
-    return s;
-  if (KernelStatus s = stage(stagedOut, y, bytes * size, false, out);
-      s.failed())
-    return s;
-  if (KernelStatus s =
-          check(MPI_Allgather(in, int(count), mpiType(dtype), out, int(count),
-                              mpiType(dtype), groups[mask]),
-                "MPI_Allgather");
-      s.failed())
-    return s;
-  return unstage(y, out, bytes * size);
+  return exchange(
+      x, bytes, y, bytes * size, "MPI_Allgather", [&](void *in, void *out) {
+        return MPI_Allgather(in, int(count), mpiType(dtype), out, int(count),
+                             mpiType(dtype), groups[mask]);
+      });
 }
 
 KernelStatus MpiTransport::allToAll(int mask, const void *x, void *y,
                                     int64_t count, metart_dtype dtype) {
-  if (KernelStatus s = progressSends(true); s.failed())
-    return s;
   int size = 0;
   MPI_Comm_size(groups[mask], &size);
   if (KernelStatus s = checkCount(count * size); s.failed())
     return s;
   size_t bytes = count * size * dtypeSize(dtype);
-  void *in = nullptr, *out = nullptr;
-  if (KernelStatus s = stage(stagedIn, x, bytes, true, in); s.failed())
-    return s;
-  if (KernelStatus s = stage(stagedOut, y, bytes, false, out); s.failed())
-    return s;
-  if (KernelStatus s =
-          check(MPI_Alltoall(in, int(count), mpiType(dtype), out, int(count),
-                             mpiType(dtype), groups[mask]),
-                "MPI_Alltoall");
-      s.failed())
-    return s;
-  return unstage(y, out, bytes);
+  return exchange(x, bytes, y, bytes, "MPI_Alltoall", [&](void *in, void *out) {
+    return MPI_Alltoall(in, int(count), mpiType(dtype), out, int(count),
+                        mpiType(dtype), groups[mask]);
+  });
 }
 
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,

@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <vector>
 
 namespace metart::comm {
@@ -69,6 +70,12 @@ private:
 
   /// Tests (or, with `wait`, completes) the sends still in flight.
   KernelStatus progressSends(bool wait);
+  /// After the step's sends complete, runs the MPI call `what` as
+  /// `call(in, out)` on `x` (`inBytes`) and `y` (`outBytes`), staged through
+  /// host memory when the transport's buffers are the device's.
+  KernelStatus exchange(const void *x, size_t inBytes, void *y, size_t outBytes,
+                        const char *what,
+                        const std::function<int(void *, void *)> &call);
 
   /// Splits the group of `mask` into nodes (ranks sharing memory, or
   /// METART_RANKS_PER_NODE consecutive ones) and the rings across them,
