@@ -47,15 +47,23 @@ processes() {
   echo "$n"
 }
 
+# compare NAME BASE_MS BASE_BYTES CONFIG...: a row per mesh against one
+# process's time and peak.
+compare() {
+  local name=$1 base_ms=$2 base_bytes=$3 config np ms bytes
+  shift 3
+  for config in "$@"; do
+    np=$(processes "$config")
+    read -r ms bytes < <(run "$name${config//[=,]/}" "$np" --mesh "$config")
+    /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $base_ms / $ms, $bytes, $bytes / $base_bytes))"
+  done
+}
+
 if [ "$only" = all ]; then
 read -r base_ms base_bytes < <(run single 1)
 printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$base_ms" 1.00x "$base_bytes" 1.00x
-for config in tensor=2 tensor=4 pipeline=2 pipeline=4; do
-  np=${config#*=}
-  read -r ms bytes < <(run "${config/=/}" "$np" --mesh "$config")
-  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $base_ms / $ms, $bytes, $bytes / $base_bytes))"
-done
+compare "" "$base_ms" "$base_bytes" tensor=2 tensor=4 pipeline=2 pipeline=4
 
 echo
 echo "pipeline=2 bubble: idle share of the two stages, 1 - T1 / (2 Tp) (T1: one process),"
@@ -111,11 +119,8 @@ spec=$root/examples/moe_transformer.meta
 iterations=10
 read -r moe_ms moe_bytes < <(run moe1 1)
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$moe_ms" 1.00x "$moe_bytes" 1.00x
-for config in task=2 tensor=2 tensor=4 expert=2 expert=4 task=2,expert=2; do
-  np=$(processes "$config")
-  read -r ms bytes < <(run "moe${config//[=,]/}" "$np" --mesh "$config")
-  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $moe_ms / $ms, $bytes, $bytes / $moe_bytes))"
-done
+compare moe "$moe_ms" "$moe_bytes" task=2 tensor=2 tensor=4 expert=2 expert=4 \
+  task=2,expert=2
 echo
 fi
 
@@ -128,9 +133,6 @@ spec=$root/bench/specs/long_sequence.meta
 iterations=5
 read -r seq_ms seq_bytes < <(run seq1 1)
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$seq_ms" 1.00x "$seq_bytes" 1.00x
-for config in sequence=2 sequence=4 data=2 tensor=2 tensor=2,sequence=2 data=2,sequence=2; do
-  np=$(processes "$config")
-  read -r ms bytes < <(run "seq${config//[=,]/}" "$np" --mesh "$config")
-  /usr/bin/python3 -c "print('%-28s %10.2f %7.2fx %14d %7.2fx' % ('$config', $ms, $seq_ms / $ms, $bytes, $bytes / $seq_bytes))"
-done
+compare seq "$seq_ms" "$seq_bytes" sequence=2 sequence=4 data=2 tensor=2 \
+  tensor=2,sequence=2 data=2,sequence=2
 fi

@@ -3,6 +3,7 @@
 #include "metac/Driver/Driver.h"
 
 #include "AutoPlan.h"
+#include "RankHeader.h"
 #include "Remat.h"
 
 #include "metac/Conversion/Passes.h"
@@ -327,53 +328,6 @@ struct Options {
                       cl::init(0), cl::cat(runCategory)};
 };
 
-/// Checks `--rank` against the mesh and says which rank the printed program
-/// is for. Task and data parallelism are SPMD: every rank runs the same
-/// program on its own slice of the task batch.
-LogicalResult printRankHeader(ModuleOp module, Phase phase, int64_t rank,
-                              raw_ostream &os) {
-  if (phase < Phase::Partitioned)
-    return emitError(module.getLoc(),
-                     "--rank needs --compile-to=partitioned or a later phase");
-  partition::MeshShape mesh;
-  module.walk([&](meta::TrainOp train) {
-    if (meta::PlanAttr plan = train.getPlanAttr())
-      mesh.sizes = plan.getMeshSizes();
-  });
-  if (rank >= mesh.numRanks())
-    return emitError(module.getLoc())
-           << "--rank " << rank << " is outside the mesh " << mesh.str() << " ("
-           << mesh.numRanks() << " ranks)";
-  os << "// rank " << rank << " of " << mesh.numRanks() << " (mesh "
-     << mesh.str() << "), coordinates";
-  int64_t rest = rank;
-  std::array<int64_t, partition::kNumMeshAxes> coordinates;
-  for (int axis = partition::kNumMeshAxes - 1; axis >= 0; --axis) {
-    coordinates[axis] = rest % mesh.sizes[axis];
-    rest /= mesh.sizes[axis];
-  }
-  for (unsigned axis = 0; axis < partition::kNumMeshAxes; ++axis)
-    os << (axis ? "," : " ") << partition::getMeshAxisName(axis) << "="
-       << coordinates[axis];
-  int64_t stage = coordinates[partition::MeshAxis::Pipeline];
-  if (mesh.sizes[partition::MeshAxis::Pipeline] == 1) {
-    os << ": the same SPMD program as every rank, on its slice of the "
-          "batch\n";
-    return success();
-  }
-  // Stages run different programs: keep this rank's.
-  std::string suffix = ".stage" + std::to_string(stage);
-  for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
-    StringRef name = function.getSymName();
-    size_t at = name.rfind(".stage");
-    if (at != StringRef::npos && name.substr(at) != suffix)
-      function.erase();
-  }
-  os << ": pipeline stage " << stage
-     << " (the same program as the ranks of that stage)\n";
-  return success();
-}
-
 /// Parses and lowers the spec up to `phase`, printing the result to `os`.
 LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
                       Phase phase, raw_ostream &os, const RunOptions *run,
@@ -487,7 +441,7 @@ LogicalResult compile(llvm::SourceMgr &sourceMgr, MLIRContext &context,
         failed(rest.run(*module)))
       return failure();
   }
-  if (rank >= 0 && failed(printRankHeader(*module, phase, rank, os)))
+  if (rank >= 0 && failed(driver::printRankHeader(*module, phase, rank, os)))
     return failure();
   if (run)
     return runProgram(*module, *run, os);

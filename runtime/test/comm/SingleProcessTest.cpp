@@ -105,6 +105,18 @@ TEST(Collectives, RejectBadOperands) {
            "axes mask 64");
   rejected(metart_all_reduce(c, &x.t, &x.t, 1, 7), "unknown reduction 7");
   rejected(metart_all_gather(c, &x.t, &y.t, 1, 2), "dim 2");
+  // Four rows split over a group of 1 or 4 ranks.
+  HostTensor four({4, 3}, METART_F32), fourF64({4, 3}, METART_F64);
+  rejected(metart_all_to_all(c, &four.t, &four.t, 1, 2, 0), "dim 2");
+  rejected(metart_all_to_all(c, &four.t, &four.t, 1, 0, -1), "dim -1");
+  rejected(metart_all_to_all(c, &four.t, &y.t, 1, 0, 1), "y shape");
+  rejected(metart_all_to_all(c, &four.t, &fourF64.t, 1, 0, 1), "f64");
+  if (metart_world_size() == 4) {
+    // 3 rows do not split over the 4 ranks of the task axis.
+    HostTensor rows({3, 2}, METART_F32);
+    rejected(metart_all_to_all(c, &rows.t, &rows.t, 1, 0, 1),
+             "does not split in 4 along dim 0");
+  }
   rejected(metart_broadcast(c, &x.t, &x.t, 1, metart_world_size()), "root");
   rejected(metart_send(c, &x.t, 1, -1), "peer -1");
 }
