@@ -175,7 +175,8 @@ struct Options {
       cl::init(0), cl::cat(category)};
   cl::opt<std::string> schedule{
       "schedule",
-      cl::desc("Pipeline schedule: gpipe or 1f1b (default: the plan's)"),
+      cl::desc("Pipeline schedule: gpipe, 1f1b or pipedream (default: the "
+               "plan's)"),
       cl::init(""), cl::cat(category)};
   cl::opt<std::string> remat{
       "remat",
@@ -765,8 +766,9 @@ int metac::metacMain(int argc, char **argv) {
   }
   pipeline.microBatches = options.microBatches;
   if (!options.schedule.empty() && options.schedule != "gpipe" &&
-      options.schedule != "1f1b") {
-    llvm::errs() << "metac: error: --schedule must be gpipe or 1f1b, got '"
+      options.schedule != "1f1b" && options.schedule != "pipedream") {
+    llvm::errs() << "metac: error: --schedule must be gpipe, 1f1b or "
+                    "pipedream, got '"
                  << options.schedule << "'\n";
     return 1;
   }

@@ -435,8 +435,9 @@ meta::PlanAttr buildPlan(const ConfigValue &record, SourceDiagnostics &diags,
   auto kind = meta::symbolizePipelineSchedule(*schedule);
   if (!kind) {
     InFlightDiagnostic diag = r.error(*r.find("schedule"));
-    diag << "unknown schedule '" << *schedule << "' (expected gpipe or 1f1b)";
-    attachDidYouMean(diag, *schedule, {"gpipe", "1f1b"});
+    diag << "unknown schedule '" << *schedule
+         << "' (expected gpipe, 1f1b or pipedream)";
+    attachDidYouMean(diag, *schedule, {"gpipe", "1f1b", "pipedream"});
     return nullptr;
   }
   // Without forming the product, which may overflow (to zero).

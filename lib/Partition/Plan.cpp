@@ -439,6 +439,8 @@ struct MetaPlanPass
   meta::PipelineSchedule scheduleOf(meta::PlanAttr plan) {
     if (schedule == "1f1b")
       return meta::PipelineSchedule::OneFOneB;
+    if (schedule == "pipedream")
+      return meta::PipelineSchedule::PipeDream;
     if (schedule == "gpipe" || !plan)
       return meta::PipelineSchedule::GPipe;
     return plan.getSchedule();

@@ -166,6 +166,7 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
      << llvm::format("%.17g", p.servers.clip_norm)
      << "},\n  .offload_optimizer = " << p.offloadOptimizer
      << ",\n  .offload_params = " << p.offloadParams
+     << ",\n  .pipeline_fill = " << p.pipelineFill
      << ",\n  .num_task_classes = " << p.classTasks.size()
      << ", .class_tasks = class_tasks, .class_support = class_support, "
         ".class_query = class_query,\n  .step_groups = step_groups, "

@@ -248,6 +248,7 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   // replicated gradient).
   if (stepFunction) {
     stepFunction.walk([&](meta::UpdateGuardOp) { d.guarded = true; });
+    stepFunction.walk([&](meta::CarryLoadOp) { d.pipelineFill = 1; });
     for (unsigned i = 0; i < stepFunction.getNumArguments(); ++i)
       if (stepFunction.getArgAttr(i, meta::kLossScaleAttrName))
         d.lossScaling = 1;

@@ -77,6 +77,8 @@ struct ProgramDescription {
   int32_t offloadOptimizer = 0;
   /// --offload=params|all: the parameters live in host buffers.
   int32_t offloadParams = 0;
+  /// The step carries values to its next call (schedule = pipedream).
+  int32_t pipelineFill = 0;
   /// A mixed meta-batch (`meta.task_mix`): per class its tasks per
   /// meta-batch and sizes; the step of each group of task ranks
   /// (`stepFunction` is group 0's); `meta.task_assignment`.

@@ -300,6 +300,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   desc.servers = program->servers;
   desc.offload_optimizer = program->offloadOptimizer;
   desc.offload_params = program->offloadParams;
+  desc.pipeline_fill = program->pipelineFill;
   desc.zero_sharded =
       program->zeroSharded.empty() ? nullptr : program->zeroSharded.data();
   desc.checkpoint_dir =

@@ -12,11 +12,13 @@
 
 #include "Arena.h"
 #include "Backend.h"
+#include "Carry.h"
 #include "Profile.h"
 #include "Timeline.h"
 #include "comm/CommQueue.h"
 #include "comm/Stats.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +44,8 @@ struct metart_context {
   metart::Arena arena;
   /// metart_host_buffer_alloc's blocks and sizes (freed with the context).
   std::vector<std::pair<void *, size_t>> hostBuffers;
+  /// metart_carry_store/load's sites (Carry.h): persistent buffers.
+  std::map<int64_t, metart::CarrySite> carries;
   std::string lastError;
   metart::comm::Stats commStats;
   metart::KernelProfile profile;

@@ -33,7 +33,7 @@ def MetaPlan : Pass<"meta-plan", "::mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "Micro-batches of a pipeline (0: the plan's, else 2 x stages)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"",
-           "Pipeline schedule overriding the plan's: gpipe or 1f1b">,
+           "Pipeline schedule overriding the plan's: gpipe, 1f1b or pipedream">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -485,6 +485,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       emit.i64((*source)[0])});
     return success();
   }
+  if (auto load = dyn_cast<meta::CarryLoadOp>(op)) {
+    emit.checkedCall("metart_carry_load",
+                     {ctx, result(op), emit.i64(load.getSite())});
+    return success();
+  }
+  if (auto store = dyn_cast<meta::CarryStoreOp>(op)) {
+    emit.checkedCall("metart_carry_store", {ctx, operand(store.getValue()),
+                                            emit.i64(store.getSite())});
+    return success();
+  }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return lowerSlice(slice);
   if (auto backward = dyn_cast<nn::AttentionBackwardOp>(op)) {

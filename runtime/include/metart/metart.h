@@ -140,6 +140,19 @@ metart_status metart_copy_device(metart_context *context, void *destination,
 /** Waits for all queued work (a no-op on the CPU). */
 metart_status metart_synchronize(metart_context *context);
 
+/** Values a step keeps for its next call (`schedule = pipedream`): store
+ *  copies `x` into one of the two persistent buffers of `site`; load copies
+ *  into `y` what the site's previous store before this call's stored, in
+ *  call order: load number l returns store number l - 1 (zeros for the
+ *  first load), so one call may load and store a site in either order. A
+ *  site keeps the size and element type of its first use. Reset forgets
+ *  what was stored (the next loads return zeros), keeping the buffers. */
+metart_status metart_carry_store(metart_context *context,
+                                 const metart_tensor *x, int64_t site);
+metart_status metart_carry_load(metart_context *context,
+                                const metart_tensor *y, int64_t site);
+void metart_carry_reset(metart_context *context);
+
 typedef struct metart_memory_stats {
   size_t current_bytes;
   size_t peak_bytes;

@@ -165,6 +165,12 @@ typedef struct metart_program {
    *  the step and evaluation functions copy each to the device around
    *  every op that reads it, and its update. */
   int32_t offload_params;
+  /** Non-zero (`schedule = pipedream`): the step finishes the previous
+   *  meta-iteration and starts the next (meta_carry_load/store), so its
+   *  first call after a start or a resume only fills the pipeline: its
+   *  update is gated off in the program, and the trainer neither judges
+   *  nor reports its meta-loss. */
+  int32_t pipeline_fill;
   /** A meta-batch mixed from task classes (num_task_classes > 0; the
    *  spec's `mix`): class c draws `class_tasks[c]` tasks per meta-batch
    *  from `class_distributions[c]` (its own support and query sizes); its
@@ -393,6 +399,7 @@ typedef struct metart_program_desc {
   metart_servers_desc servers; /* as in metart_program */
   int32_t offload_optimizer;   /* as in metart_program */
   int32_t offload_params;      /* as in metart_program */
+  int32_t pipeline_fill;       /* as in metart_program */
   /** A mixed meta-batch (as in metart_program): per class its tasks per
    *  meta-batch, support and query sizes (of `tasks`'s kind). */
   int64_t num_task_classes;

@@ -286,6 +286,7 @@ extern "C" metart_status metart_run(const metart_program_desc *desc,
   program.servers = desc->servers;
   program.offload_optimizer = desc->offload_optimizer;
   program.offload_params = desc->offload_params;
+  program.pipeline_fill = desc->pipeline_fill;
   handles.tasks.push_back(nullptr);
   if (metart_status s = createTasks(desc->tasks, seed, &handles.tasks.back(),
                                     error, errorSize))

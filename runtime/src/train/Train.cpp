@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <sys/resource.h>
@@ -606,8 +607,14 @@ metart_status Trainer::run(metart_train_result &result) {
         waited += comm[mask].seconds;
       busy += std::chrono::duration<double>(lastStep).count() - waited;
     }
+    // schedule = pipedream: the first call after a start or a resume only
+    // fills the pipeline (the program gates its update off); its meta-loss
+    // belongs to no meta-iteration, so it is neither judged nor reported.
+    bool filling = program.pipeline_fill && it == start;
     bool healthy = true, overflow = false;
-    if (program.guarded) {
+    if (filling) {
+      lossValue = std::numeric_limits<double>::quiet_NaN();
+    } else if (program.guarded) {
       std::string healthError;
       if ((status = health.check(loss.dtype, lossValue, healthy, overflow,
                                  healthError))) {
@@ -656,7 +663,7 @@ metart_status Trainer::run(metart_train_result &result) {
                      "meta-loss or outer gradient; its update was skipped "
                      "(the count is reported at the end)\n",
                      static_cast<long long>(it + 1));
-    } else {
+    } else if (!filling) {
       consecutiveSkips = 0;
       healthyLoss = lossValue;
     }
@@ -683,6 +690,8 @@ metart_status Trainer::run(metart_train_result &result) {
         extra +=
             ", \"grad_norm\": " + metart::train::jsonNumber(health.gradNorm()) +
             ", \"skipped\": " + (healthy ? "false" : "true");
+      if (filling)
+        extra += ", \"filling\": true";
       if (program.loss_scaling)
         extra += ", \"loss_scale\": " + metart::train::jsonNumber(scaleUsed) +
                  ", \"overflow\": " + (overflowed ? "true" : "false");
@@ -697,7 +706,8 @@ metart_status Trainer::run(metart_train_result &result) {
                    extra.c_str());
       std::fflush(metrics);
     }
-    progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
+    if (!filling)
+      progress(it + 1, total, healthy ? lossValue : healthyLoss, perIteration);
     if (options.checkpoint_dir && options.checkpoint_every > 0 &&
         (it + 1) % options.checkpoint_every == 0) {
       if ((status = saveCheckpoint(it + 1)))

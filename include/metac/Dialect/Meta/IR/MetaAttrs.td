@@ -29,7 +29,8 @@ def Meta_LossAttr : EnumAttr<Meta_Dialect, Meta_LossKind, "loss"> {
 def Meta_PipelineSchedule : I32EnumAttr<"PipelineSchedule",
     "micro-batch schedule of pipeline stages", [
     I32EnumAttrCase<"GPipe", 0, "gpipe">,
-    I32EnumAttrCase<"OneFOneB", 1, "1f1b">]> {
+    I32EnumAttrCase<"OneFOneB", 1, "1f1b">,
+    I32EnumAttrCase<"PipeDream", 2, "pipedream">]> {
   let cppNamespace = "::metac::meta";
   // `1f1b` is not a keyword: print it as a string so that it parses back.
   let parameterPrinter =

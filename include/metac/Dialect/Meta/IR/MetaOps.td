@@ -325,6 +325,43 @@ def Meta_WaitOp : Meta_Op<"wait", [AllTypesMatch<["started", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def Meta_CarryLoadOp : Meta_Op<"carry_load", []> {
+  let summary = "a value kept from the previous training step";
+  let description = [{
+    Returns the value that `meta.carry_store` with the same `site` stored
+    in the previous call of the step (zeros in the first call after the
+    program started or resumed). The pipelined schedule `pipedream` runs
+    the last segments of meta-iteration t - 1 next to the first ones of
+    meta-iteration t: the values the later segments need (activations,
+    the task batch, the weights they were computed with: weight stashing)
+    cross from one step to the next through these pairs. The runtime keeps
+    two buffers per site, so the load and the store of one step may come
+    in either order.
+
+    ```mlir
+    %h = meta.carry_load site 3 : tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$site);
+  let results = (outs Meta_StaticTensor:$result);
+  let assemblyFormat = "`site` $site attr-dict `:` type($result)";
+}
+
+def Meta_CarryStoreOp : Meta_Op<"carry_store", []> {
+  let summary = "keeps a value for the next training step";
+  let description = [{
+    Copies `value` into the runtime's buffer of `site`, for the
+    `meta.carry_load` of the same site in the next call of the step.
+
+    ```mlir
+    meta.carry_store %h site 3 : tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Meta_StaticTensor:$value,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$site);
+  let assemblyFormat = "$value `site` $site attr-dict `:` type($value)";
+}
+
 def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "one step of the outer optimizer";

@@ -1,0 +1,184 @@
+//===- PipelineCarry.cpp - PipeDream: two meta-iterations in one step -----===//
+//
+// Under `schedule = pipedream` the step's segments (runs of ops on one stage)
+// are cut in two: the early half computes meta-iteration t from this call's
+// task batch and weights, and the late half finishes meta-iteration t - 1
+// next to it, so the stages that idle at the start and the end of a
+// synchronous step work on the other iteration meanwhile. What the late ops
+// read crosses from one call to the next through meta.carry_store/load:
+// the early values (activations), and the weights and task batch they were
+// computed with (weight stashing: both halves of an iteration see the same
+// weights). The outer update applies the meta-gradient of t - 1 to the
+// weights of t: every update is one iteration stale. The first call has no
+// previous iteration to finish: its update is gated off.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineSplitter.h"
+
+#include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace metac;
+using namespace metac::partition::pipeline;
+
+LogicalResult
+PipelineSplitter::planCarries(const DenseMap<Operation *, int64_t> &segment,
+                              int64_t segments) {
+  bool guarded = false;
+  function.walk([&](meta::UpdateGuardOp) { guarded = true; });
+  if (!guarded)
+    return function.emitOpError(
+        "has no update guard, which the pipedream schedule needs to skip "
+        "its first update (drop --on-nonfinite=ignore)");
+  if (segments < 2)
+    return function.emitOpError(
+        "runs on one pipeline segment: the pipedream schedule has nothing to "
+        "overlap");
+  int64_t early = (segments + 1) / 2;
+  for (Operation *op : region)
+    if (segment.lookup(op) >= early)
+      late.insert(op);
+  auto isEarly = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && region.contains(def) && !late.contains(def);
+  };
+  for (Operation *op : region)
+    if (late.contains(op))
+      for (Value operand : op->getOperands())
+        if (isEarly(operand))
+          carriedTo[stageOf[op]].insert(operand);
+  // Partial sums of the previous call's micro-batches, where computed.
+  for (Operation *owner : owners)
+    if (Value point = owner->getOperand(0); isEarly(point))
+      carriedTo[stageOf[point.getDefiningOp()]].insert(point);
+  return success();
+}
+
+IRMapping &PipelineSplitter::mappingFor(Operation *op, int64_t mb) {
+  return op && late.contains(op) ? lateMappings[mb] : mappings[mb];
+}
+
+int64_t PipelineSplitter::siteOf(Value value, int64_t mb) {
+  return sites.try_emplace({value, mb}, sites.size()).first->second;
+}
+
+void PipelineSplitter::loadStash(OpBuilder &b, int64_t stage, Block &entry) {
+  Block &source = function.getBody().front();
+  Location loc = function.getLoc();
+  // The arguments and global ops the stage's late ops reach outside the
+  // region.
+  DenseSet<Operation *> globalSet(globals.begin(), globals.end());
+  DenseSet<Operation *> neededGlobals;
+  SmallVector<bool> neededArgs(source.getNumArguments(), false);
+  SmallVector<Value> worklist;
+  for (Operation *op : region)
+    if (late.contains(op) && stageOf[op] == stage)
+      for (Value operand : op->getOperands())
+        worklist.push_back(operand);
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &source)
+        neededArgs[arg.getArgNumber()] = true;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || !globalSet.contains(def) || !neededGlobals.insert(def).second)
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  // Each stored now and loaded as the previous call stored it.
+  IRMapping stash;
+  unsigned firstBatch = source.getNumArguments() - kBatchArguments;
+  SmallVector<std::pair<unsigned, Value>> stashedBatch;
+  for (unsigned i = 0; i < source.getNumArguments(); ++i) {
+    if (!neededArgs[i])
+      continue;
+    BlockArgument arg = entry.getArgument(i);
+    int64_t site = siteOf(source.getArgument(i), -1);
+    meta::CarryStoreOp::create(b, loc, arg, b.getI64IntegerAttr(site));
+    Value loaded = meta::CarryLoadOp::create(b, loc, arg.getType(),
+                                             b.getI64IntegerAttr(site));
+    if (i >= firstBatch)
+      stashedBatch.push_back({i, loaded});
+    else
+      stash.map(source.getArgument(i), loaded);
+  }
+  for (Operation *op : globals)
+    if (neededGlobals.contains(op))
+      b.clone(*op, stash);
+  lateMappings.assign(mappings.begin(), mappings.end());
+  for (IRMapping &late : lateMappings)
+    for (auto [from, to] : stash.getValueMap())
+      late.map(from, to);
+  for (auto [i, loaded] : stashedBatch) {
+    auto type = cast<RankedTensorType>(source.getArgument(i).getType());
+    for (int64_t mb = 0; mb < micro; ++mb) {
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+          sizes, strides(type.getRank(), b.getIndexAttr(1));
+      offsets[0] = b.getIndexAttr(mb * type.getDimSize(0));
+      for (int64_t size : type.getShape())
+        sizes.push_back(b.getIndexAttr(size));
+      lateMappings[mb].map(source.getArgument(i),
+                           tensor::ExtractSliceOp::create(
+                               b, loc, type, loaded, offsets, sizes, strides));
+    }
+  }
+}
+
+void PipelineSplitter::storeIfCarried(OpBuilder &b, int64_t stage, Value value,
+                                      int64_t mb, Value now) {
+  if (!carries() || late.contains(value.getDefiningOp()))
+    return;
+  auto it = carriedTo.find(stage);
+  if (it == carriedTo.end() || !it->second.contains(value))
+    return;
+  meta::CarryStoreOp::create(b, value.getLoc(), now,
+                             b.getI64IntegerAttr(siteOf(value, mb)));
+}
+
+Value PipelineSplitter::loadCarriedValue(OpBuilder &b, Value value,
+                                         int64_t mb) {
+  IRMapping &mapping = lateMappings[mb];
+  if (!mapping.contains(value) && !late.contains(value.getDefiningOp()))
+    mapping.map(value, meta::CarryLoadOp::create(
+                           b, value.getLoc(), value.getType(),
+                           b.getI64IntegerAttr(siteOf(value, mb))));
+  return mapping.lookup(value);
+}
+
+void PipelineSplitter::loadCarried(OpBuilder &b, Operation *op, int64_t mb) {
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && region.contains(def) && !late.contains(def))
+      loadCarriedValue(b, operand, mb);
+}
+
+LogicalResult PipelineSplitter::gateFirstUpdate(OpBuilder &b,
+                                                func::FuncOp stageFunction) {
+  meta::OuterStepOp outer;
+  stageFunction.walk([&](meta::OuterStepOp op) { outer = op; });
+  if (!outer || !outer.getGate())
+    return function.emitOpError(
+        "has no gated outer step, which the pipedream schedule needs");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(outer);
+  Location loc = outer.getLoc();
+  auto type = cast<RankedTensorType>(outer.getGate().getType());
+  Value ones = arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 1.0)));
+  // 0 in the first call (nothing stored yet), 1 after.
+  int64_t site = siteOf(ones, -2);
+  meta::CarryStoreOp::create(b, loc, ones, b.getI64IntegerAttr(site));
+  Value valid =
+      meta::CarryLoadOp::create(b, loc, type, b.getI64IntegerAttr(site));
+  Value gated = nn::MulOp::create(b, loc, outer.getGate(), valid);
+  outer.getGateMutable().assign(gated);
+  return success();
+}

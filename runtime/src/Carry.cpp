@@ -1,0 +1,91 @@
+//===- Carry.cpp - values a step keeps for its next call ------------------===//
+//
+// `metart_carry_store` and `metart_carry_load`: the pipelined schedule
+// `pipedream` finishes meta-iteration t - 1 in the step that starts
+// meta-iteration t, so the activations, task batch and weights of the
+// earlier one cross from one call of the step to the next. Each site has
+// two persistent buffers: store number s writes buffer s % 2, load number l
+// reads what store l - 1 wrote, so within one call the load and the store
+// of a site may come in either order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Carry.h"
+#include "Checker.h"
+#include "Context.h"
+#include "Tensor.h"
+
+using namespace metart;
+
+static size_t bytesOf(const metart_tensor &t) {
+  return static_cast<size_t>(numElements(t)) * dtypeSize(t.dtype);
+}
+
+/// The site's buffers, made on its first use; an error when the site was
+/// used with another size or element type before.
+static CarrySite *siteOf(Checker &check, metart_context *c,
+                         const metart_tensor &t, int64_t site) {
+  if (site < 0) {
+    check.invalid("site ", site, " is negative");
+    return nullptr;
+  }
+  CarrySite &s = c->carries[site];
+  size_t bytes = bytesOf(t);
+  if (!s.buffers[0]) {
+    for (void *&buffer : s.buffers)
+      if (metart_status status = metart_buffer_alloc(c, bytes, &buffer)) {
+        check.invalid("cannot hold site ", site, " (", bytes,
+                      " bytes): ", metart_context_last_error(c));
+        (void)status;
+        return nullptr;
+      }
+    s.bytes = bytes;
+    s.dtype = t.dtype;
+  }
+  if (s.bytes != bytes || s.dtype != t.dtype) {
+    check.invalid("site ", site, " holds ", s.bytes, " bytes of ",
+                  dtypeName(s.dtype), ", not ", bytes, " bytes of ",
+                  dtypeName(t.dtype));
+    return nullptr;
+  }
+  return &s;
+}
+
+extern "C" metart_status
+metart_carry_store(metart_context *c, const metart_tensor *x, int64_t site) {
+  Checker check(c, "metart_carry_store");
+  if (!check.tensor("x", x))
+    return check.result();
+  CarrySite *s = siteOf(check, c, *x, site);
+  if (!s)
+    return check.result();
+  void *target = s->buffers[s->stores % 2];
+  if (metart_status status = metart_copy_device(c, target, x->data, s->bytes))
+    return status;
+  ++s->stores;
+  return check.finish(KernelStatus::ok());
+}
+
+extern "C" metart_status
+metart_carry_load(metart_context *c, const metart_tensor *y, int64_t site) {
+  Checker check(c, "metart_carry_load");
+  if (!check.tensor("y", y))
+    return check.result();
+  CarrySite *s = siteOf(check, c, *y, site);
+  if (!s)
+    return check.result();
+  int64_t load = s->loads++;
+  // Nothing stored by the previous call (the first one): zeros.
+  if (load == 0 || s->stores < load)
+    return metart_fill(c, y, 0.0);
+  return metart_copy_device(c, y->data, s->buffers[(load - 1) % 2], s->bytes);
+}
+
+extern "C" void metart_carry_reset(metart_context *c) {
+  if (!c)
+    return;
+  for (auto &[site, s] : c->carries) {
+    s.loads = 0;
+    s.stores = 0;
+  }
+}
