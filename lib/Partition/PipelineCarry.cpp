@@ -35,6 +35,11 @@ PipelineSplitter::planCarries(const DenseMap<Operation *, int64_t> &segment,
     return function.emitOpError(
         "has no update guard, which the pipedream schedule needs to skip "
         "its first update (drop --on-nonfinite=ignore)");
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (function.getArgAttr(i, meta::kLossScaleAttrName))
+      return function.emitOpError(
+          "scales its loss, which the pipedream schedule does not combine "
+          "with yet (its first call would count in the scale's history)");
   if (segments < 2)
     return function.emitOpError(
         "runs on one pipeline segment: the pipedream schedule has nothing to "

@@ -166,6 +166,19 @@ struct SelectAllReduce
         return signalPassFailure();
       }
     }
+    // The pipedream schedule's first call sums gradients of nothing, which
+    // a later stale sum or an error-feedback residual would apply.
+    bool pipedream = false;
+    getOperation().walk([&](meta::CarryLoadOp) { pipedream = true; });
+    if (pipedream && (lag > 0 || compression->withErrorFeedback())) {
+      getOperation().emitError()
+          << "the pipedream schedule (itself one iteration stale) does not "
+             "combine with "
+          << (lag > 0 ? "staleness " + std::to_string(lag)
+                      : "compress = " + wire)
+          << " yet";
+      return signalPassFailure();
+    }
     if (lag > 0 && failed(markStale(lag, chosen, wire)))
       return signalPassFailure();
     StringAttr algorithmAttr = StringAttr::get(&getContext(), chosen);

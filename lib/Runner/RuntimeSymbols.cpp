@@ -37,6 +37,7 @@ llvm::ArrayRef<RuntimeSymbol> metac::getRuntimeSymbols() {
       {"metart_recv", reinterpret_cast<void *>(&metart_recv)},
       {"metart_carry_load", reinterpret_cast<void *>(&metart_carry_load)},
       {"metart_carry_store", reinterpret_cast<void *>(&metart_carry_store)},
+      {"metart_carry_view", reinterpret_cast<void *>(&metart_carry_view)},
       {"metart_scratch_free", reinterpret_cast<void *>(&metart_scratch_free)},
       {"metart_send", reinterpret_cast<void *>(&metart_send)},
       {"metart_copy_device", reinterpret_cast<void *>(&metart_copy_device)},

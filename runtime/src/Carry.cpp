@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Carry.h"
 #include "Checker.h"
 #include "Context.h"
 #include "Tensor.h"
@@ -79,6 +78,28 @@ metart_carry_load(metart_context *c, const metart_tensor *y, int64_t site) {
   if (load == 0 || s->stores < load)
     return metart_fill(c, y, 0.0);
   return metart_copy_device(c, y->data, s->buffers[(load - 1) % 2], s->bytes);
+}
+
+extern "C" metart_status metart_carry_view(metart_context *c, metart_tensor *y,
+                                           int64_t site) {
+  Checker check(c, "metart_carry_view");
+  if (!y)
+    return check.invalid("y is null");
+  CarrySite *s = siteOf(check, c, *y, site);
+  if (!s)
+    return check.result();
+  int64_t load = s->loads++;
+  // The buffer this call's store does not write (load number l and store
+  // number l of one call use different ones).
+  void *buffer = s->buffers[(load + 1) % 2];
+  if (load == 0 || s->stores < load) {
+    metart_tensor zeros = *y;
+    zeros.data = buffer;
+    if (metart_status status = metart_fill(c, &zeros, 0.0))
+      return status;
+  }
+  y->data = buffer;
+  return check.finish(KernelStatus::ok());
 }
 
 extern "C" void metart_carry_reset(metart_context *c) {

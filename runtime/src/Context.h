@@ -12,7 +12,7 @@
 
 #include "Arena.h"
 #include "Backend.h"
-#include "Carry.h"
+#include "CarrySite.h"
 #include "Profile.h"
 #include "Timeline.h"
 #include "comm/CommQueue.h"
@@ -44,7 +44,7 @@ struct metart_context {
   metart::Arena arena;
   /// metart_host_buffer_alloc's blocks and sizes (freed with the context).
   std::vector<std::pair<void *, size_t>> hostBuffers;
-  /// metart_carry_store/load's sites (Carry.h): persistent buffers.
+  /// metart_carry_store/load's sites (CarrySite.h): persistent buffers.
   std::map<int64_t, metart::CarrySite> carries;
   std::string lastError;
   metart::comm::Stats commStats;

@@ -89,7 +89,7 @@ LogicalResult StepLowering::lower() {
                     shard::SendOp, meta::WaitOp>(op);
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
-          isa<meta::OuterStepOp>(op))
+          isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
         continue;
       // Parameters pulled from servers land in the step's own buffers.
       if (auto server = dyn_cast<meta::ServerStepOp>(op);
@@ -486,8 +486,11 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto load = dyn_cast<meta::CarryLoadOp>(op)) {
-    emit.checkedCall("metart_carry_load",
-                     {ctx, result(op), emit.i64(load.getSite())});
+    // A view of the site's buffer (not scratch: never given back).
+    Value d =
+        emit.descriptor(cast<RankedTensorType>(load.getType()), emit.null());
+    descriptors[load.getResult()] = d;
+    emit.checkedCall("metart_carry_view", {ctx, d, emit.i64(load.getSite())});
     return success();
   }
   if (auto store = dyn_cast<meta::CarryStoreOp>(op)) {

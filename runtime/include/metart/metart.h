@@ -151,6 +151,11 @@ metart_status metart_carry_store(metart_context *context,
                                  const metart_tensor *x, int64_t site);
 metart_status metart_carry_load(metart_context *context,
                                 const metart_tensor *y, int64_t site);
+/** metart_carry_load without the copy: points `y->data` at the site's
+ *  buffer, which stays unchanged until the site's next store but one (the
+ *  step's lowering reads it within the call). */
+metart_status metart_carry_view(metart_context *context, metart_tensor *y,
+                                int64_t site);
 void metart_carry_reset(metart_context *context);
 
 typedef struct metart_memory_stats {

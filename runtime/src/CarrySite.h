@@ -1,11 +1,11 @@
-//===- Carry.h - a step's values kept for its next call ---------*- C++ -*-===//
+//===- CarrySite.h - a step's values kept for its next call -----*- C++ -*-===//
 //
 // The per-site state of metart_carry_store / metart_carry_load (Carry.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METART_SRC_CARRY_H
-#define METART_SRC_CARRY_H
+#ifndef METART_SRC_CARRYSITE_H
+#define METART_SRC_CARRYSITE_H
 
 #include <cstddef>
 #include <cstdint>
@@ -24,4 +24,4 @@ struct CarrySite {
 
 } // namespace metart
 
-#endif // METART_SRC_CARRY_H
+#endif // METART_SRC_CARRYSITE_H

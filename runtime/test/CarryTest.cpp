@@ -1,0 +1,95 @@
+//===- CarryTest.cpp - values a step keeps for its next call --------------===//
+
+#include "metart/metart.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+class Carry : public ::testing::Test {
+protected:
+  void SetUp() override {
+    metart_context_options options = {METART_BACKEND_CPU, 0, 0};
+    ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
+  }
+  void TearDown() override { metart_context_destroy(context); }
+
+  metart_tensor tensor(std::vector<double> &values) {
+    shape = static_cast<int64_t>(values.size());
+    return {values.data(), METART_F64, 1, &shape};
+  }
+
+  metart_context *context = nullptr;
+  int64_t shape = 0;
+};
+
+TEST_F(Carry, LoadReturnsThePreviousCallsStoreInEitherOrder) {
+  std::vector<double> in(3), out(3, 7.0);
+  metart_tensor x = tensor(in);
+  metart_tensor y = tensor(out);
+  // Call 0: nothing stored before, so zeros, whether the load comes first
+  // (site 0) or after this call's store (site 1).
+  in = {1, 2, 3};
+  ASSERT_EQ(metart_carry_load(context, &y, 0), METART_OK);
+  EXPECT_EQ(out, std::vector<double>({0, 0, 0}));
+  ASSERT_EQ(metart_carry_store(context, &x, 0), METART_OK);
+  ASSERT_EQ(metart_carry_store(context, &x, 1), METART_OK);
+  out.assign(3, 7.0);
+  ASSERT_EQ(metart_carry_load(context, &y, 1), METART_OK);
+  EXPECT_EQ(out, std::vector<double>({0, 0, 0}));
+  // Calls 1 and 2: what call 0 and call 1 stored.
+  for (double call : {1.0, 2.0}) {
+    std::vector<double> before = in;
+    in = {10 * call, 20 * call, 30 * call};
+    ASSERT_EQ(metart_carry_load(context, &y, 0), METART_OK);
+    EXPECT_EQ(out, before);
+    ASSERT_EQ(metart_carry_store(context, &x, 0), METART_OK);
+    ASSERT_EQ(metart_carry_store(context, &x, 1), METART_OK);
+    out.assign(3, 7.0);
+    ASSERT_EQ(metart_carry_load(context, &y, 1), METART_OK);
+    EXPECT_EQ(out, before) << "call " << call;
+  }
+  // The stored value is a copy: changing the input later changes nothing.
+  std::vector<double> stored = in;
+  in = {-1, -1, -1};
+  ASSERT_EQ(metart_carry_load(context, &y, 0), METART_OK);
+  EXPECT_EQ(out, stored);
+}
+
+TEST_F(Carry, ResetForgetsWhatWasStored) {
+  std::vector<double> in = {4, 5}, out(2, 7.0);
+  metart_tensor x = tensor(in);
+  metart_tensor y = tensor(out);
+  ASSERT_EQ(metart_carry_store(context, &x, 3), METART_OK);
+  metart_carry_reset(context);
+  ASSERT_EQ(metart_carry_load(context, &y, 3), METART_OK);
+  EXPECT_EQ(out, std::vector<double>({0, 0}));
+}
+
+TEST_F(Carry, RejectsAnotherSizeOrTypeAndBadSites) {
+  std::vector<double> in = {1, 2}, longer = {1, 2, 3};
+  metart_tensor x = tensor(in);
+  ASSERT_EQ(metart_carry_store(context, &x, 0), METART_OK);
+  metart_tensor y = tensor(longer);
+  EXPECT_EQ(metart_carry_load(context, &y, 0), METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(metart_context_last_error(context)),
+            "metart_carry_load: site 0 holds 16 bytes of f64, not 24 bytes "
+            "of f64");
+  std::vector<float> single = {1, 2};
+  int64_t two = 2;
+  metart_tensor f = {single.data(), METART_F32, 1, &two};
+  EXPECT_EQ(metart_carry_store(context, &f, 0), METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(metart_context_last_error(context)),
+            "metart_carry_store: site 0 holds 16 bytes of f64, not 8 bytes "
+            "of f32");
+  EXPECT_EQ(metart_carry_store(context, &x, -1), METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(metart_context_last_error(context)),
+            "metart_carry_store: site -1 is negative");
+  EXPECT_EQ(metart_carry_load(context, nullptr, 0),
+            METART_ERROR_INVALID_ARGUMENT);
+}
+
+} // namespace
