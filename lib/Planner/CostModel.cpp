@@ -90,7 +90,7 @@ ScratchUse metac::planner::replayScratch(func::FuncOp function) {
     bool view = isView(&op);
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
-          isa<meta::OuterStepOp>(op))
+          isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
         continue;
       Value base = view ? buffer.lookup(op.getOperand(0)) : result;
       if (!base)
@@ -116,7 +116,8 @@ ScratchUse metac::planner::replayScratch(func::FuncOp function) {
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       break;
-    if (!isView(&op) && !isa<meta::OuterStepOp>(op))
+    // A carried value's load is a view of its site's buffers (persistent).
+    if (!isView(&op) && !isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
       for (Value result : allocatedAt(&op)) {
         uint64_t bytes = roundUp(byteSize(result.getType()));
         if (bytes == 0)
@@ -531,6 +532,11 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     if (!offloaded.values.contains(arg) && !offloaded.params.contains(arg))
       program.persistentBytes += roundUp(byteSize(arg.getType()));
   program.scratchBytes = replayScratch(function).peakBytes + staging;
+  // pipedream: two buffers per value carried to the next call.
+  function.walk([&](meta::CarryStoreOp store) {
+    program.persistentBytes +=
+        2 * roundUp(byteSize(store.getValue().getType()));
+  });
   // Where both are calibrated, an op runs between its speed on operands
   // from memory and on operands in cache, by the share it finds in cache.
   bool hotTables =
