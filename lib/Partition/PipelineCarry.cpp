@@ -48,6 +48,31 @@ PipelineSplitter::planCarries(const DenseMap<Operation *, int64_t> &segment,
   for (Operation *op : region)
     if (segment.lookup(op) >= early)
       late.insert(op);
+  // Cheap early ops that only late ops (or the reductions) read are
+  // recomputed late rather than carried: a weight's transpose or a ReLU's
+  // mask costs less to redo than to copy, and a transpose next to its
+  // product folds into it.
+  auto cheap = [](Operation *op) {
+    return isa<nn::TransposeOp, nn::ReshapeOp, nn::StepOp, nn::BroadcastOp,
+               nn::StopGradientOp, nn::ScaleOp, nn::NegOp, nn::ReluOp,
+               nn::TanhOp, nn::SigmoidOp, nn::ConvertOp,
+               tensor::ExtractSliceOp>(op);
+  };
+  DenseSet<Operation *> ownerSet(owners.begin(), owners.end());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *op : llvm::reverse(region)) {
+      if (late.contains(op) || !cheap(op) || op->use_empty())
+        continue;
+      bool onlyLate = llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return late.contains(user) || ownerSet.contains(user);
+      });
+      if (onlyLate) {
+        late.insert(op);
+        changed = true;
+      }
+    }
+  }
   auto isEarly = [&](Value v) {
     Operation *def = v.getDefiningOp();
     return def && region.contains(def) && !late.contains(def);
