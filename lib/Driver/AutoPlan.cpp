@@ -182,6 +182,7 @@ llvm::json::Object toJson(const PlanCandidate &p, bool fits) {
   llvm::json::Object o{{"mesh", p.meshString()},
                        {"micro_batches", p.microBatches},
                        {"schedule", p.schedule.empty() ? "none" : p.schedule},
+                       {"offload", p.offload.empty() ? "none" : p.offload},
                        {"fits", fits},
                        {"exact", p.exact},
                        {"predicted_ms", e.seconds() * 1e3},
@@ -215,7 +216,11 @@ bool metac::driver::needsPlanner(ModuleOp module, const PlanRequest &request) {
   return needed;
 }
 
-bool metac::driver::plansFit(ModuleOp module, const PlanRequest &request) {
+bool metac::driver::plansFit(ModuleOp module, const PlanRequest &given) {
+  // Whether recomputation is needed: without offloading, which the final
+  // planning tries only when no recomputation fits either.
+  PlanRequest request = given;
+  request.options.offloadToFit = false;
   for (auto train : module.getOps<meta::TrainOp>()) {
     if (!wantsPlanner(train, request))
       continue;
@@ -248,14 +253,17 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
     const PlanCandidate &best = result->ranked.front();
     Builder b(train.getContext());
     const auto &s = best.mesh.sizes;
-    meta::PipelineSchedule schedule = best.schedule == "1f1b"
-                                          ? meta::PipelineSchedule::OneFOneB
-                                          : meta::PipelineSchedule::GPipe;
+    meta::PipelineSchedule schedule =
+        meta::symbolizePipelineSchedule(best.schedule)
+            .value_or(meta::PipelineSchedule::GPipe);
     train.setPlanAttr(meta::PlanAttr::get(b.getContext(), s[0], s[1], s[2],
                                           s[3], s[4], s[5], best.microBatches,
                                           schedule));
     if (!best.balance.empty())
       train->setAttr("meta.balance", b.getStringAttr(best.balance));
+    // Host memory the plan needed to fit (read by meta-offload).
+    if (!best.offload.empty())
+      train->setAttr("meta.offload", b.getStringAttr(best.offload));
     const IterationEstimate &e = best.estimate;
     SmallVector<NamedAttribute> chosen{
         b.getNamedAttr("cluster", b.getStringAttr(cluster->name)),
@@ -270,6 +278,9 @@ LogicalResult metac::driver::applyAutomaticPlans(ModuleOp module,
     if (request.remat != 0)
       chosen.push_back(
           b.getNamedAttr("remat", b.getI64IntegerAttr(request.remat)));
+    if (!best.offload.empty())
+      chosen.push_back(
+          b.getNamedAttr("offload", b.getStringAttr(best.offload)));
     train->setAttr("meta.auto_plan", b.getDictionaryAttr(chosen));
     train->removeAttr("meta.plan_auto");
   }

@@ -15,5 +15,7 @@ std::string PlanCandidate::describe() const {
                 .str();
   if (!balance.empty())
     text += " (balance " + balance + ")";
+  if (!offload.empty())
+    text += " (offload " + offload + ")";
   return text;
 }

@@ -223,7 +223,7 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.parameterServers = options.parameterServers;
     pipeline.staleness = options.staleness;
     pipeline.asynchronous = options.asynchronous;
-    pipeline.offload = options.offload;
+    pipeline.offload = plan.offload.empty() ? options.offload : plan.offload;
     pipeline.balance = balance;
     // (Pipelined plans keep their state replicated: the pass shards none.)
     pipeline.zero =
@@ -409,6 +409,34 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
         bestExact = std::min(bestExact, result.ranked[i].estimate.seconds());
     }
     result.screened.assign(screened.begin() + next, screened.end());
+  }
+  // Nothing fits and the request left offloading open: the plans that
+  // came closest, again with the optimizer's state, the parameters or both
+  // in host memory (not under pipeline stages, which offload refuses). The
+  // ranking then weighs the host transfers against the other plans' time.
+  if (result.ranked.empty() && !options.only && options.offload.empty() &&
+      options.offloadToFit) {
+    std::vector<PlanCandidate> closest;
+    for (const PlanCandidate &plan : result.rejected)
+      if (plan.estimate.peakBytes() > 0 &&
+          plan.mesh.sizes[partition::MeshAxis::Pipeline] == 1 &&
+          StringRef(plan.rejection).contains("needs "))
+        closest.push_back(plan);
+    llvm::stable_sort(closest,
+                      [](const PlanCandidate &a, const PlanCandidate &b) {
+                        return a.estimate.peakBytes() < b.estimate.peakBytes();
+                      });
+    closest.resize(std::min<size_t>(closest.size(), options.finalists));
+    std::vector<PlanCandidate> offloaded;
+    for (const PlanCandidate &plan : closest)
+      for (StringRef what : {"optimizer", "params", "all"}) {
+        PlanCandidate moved = plan;
+        moved.offload = what.str();
+        moved.rejection.clear();
+        moved.exact = true;
+        offloaded.push_back(moved);
+      }
+    exact(offloaded);
   }
   auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
     if (a.estimate.seconds() != b.estimate.seconds())

@@ -25,6 +25,9 @@ struct PlanCandidate {
   std::string schedule;
   /// A mixed meta-batch on a task axis: its split, cost or count.
   std::string balance;
+  /// State the plan keeps in host memory (`--offload`), when the planner
+  /// chose it to fit; empty: the request's.
+  std::string offload;
   IterationEstimate estimate;
   /// Why the plan was set aside (empty when it fits).
   std::string rejection;

@@ -52,6 +52,9 @@ struct PlannerOptions {
   bool asynchronous = false;
   /// Offloaded state (PipelineOptions::offload).
   std::string offload;
+  /// With `offload` empty and no plan fitting: try the closest plans again
+  /// with state in host memory (`optimizer`, `params`, `all`).
+  bool offloadToFit = true;
   /// How a mixed meta-batch splits over the task axis (`--balance`).
   std::string balance;
   /// Up to this many plans, every plan is partitioned and costed exactly;
