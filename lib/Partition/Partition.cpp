@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Pipeline.h"
+#include "ReduceScatterSlices.h"
 #include "Sharding.h"
 
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -509,6 +510,7 @@ struct MetaPartitionPass
         nn::decomposeBatchNorms(function, [](nn::BatchNormOp) { return true; });
       if (failed(FunctionPartitioner(function, grid).run()))
         return signalPassFailure();
+      reduceScatterSlices(function);
     }
     if (failed(splitPipelineStages(module)))
       return signalPassFailure();
