@@ -148,16 +148,9 @@ void PipelineSplitter::loadStash(OpBuilder &b, int64_t stage, Block &entry) {
       late.map(from, to);
   for (auto [i, loaded] : stashedBatch) {
     auto type = cast<RankedTensorType>(source.getArgument(i).getType());
-    for (int64_t mb = 0; mb < micro; ++mb) {
-      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
-          sizes, strides(type.getRank(), b.getIndexAttr(1));
-      offsets[0] = b.getIndexAttr(mb * type.getDimSize(0));
-      for (int64_t size : type.getShape())
-        sizes.push_back(b.getIndexAttr(size));
+    for (int64_t mb = 0; mb < micro; ++mb)
       lateMappings[mb].map(source.getArgument(i),
-                           tensor::ExtractSliceOp::create(
-                               b, loc, type, loaded, offsets, sizes, strides));
-    }
+                           microBatchOf(b, loc, type, loaded, mb));
   }
 }
 

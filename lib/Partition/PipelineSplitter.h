@@ -32,6 +32,12 @@ sumOverPipeline(mlir::OpBuilder &b, mlir::Location loc,
                 mlir::FlatSymbolRefAttr grid,
                 llvm::ArrayRef<mlir::Value> parts);
 
+/// Micro-batch `mb` of a whole task-batch argument: its tasks
+/// [mb * n, (mb + 1) * n), with `type` one micro-batch's.
+mlir::Value microBatchOf(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value whole,
+                         int64_t mb);
+
 class PipelineSplitter {
 public:
   PipelineSplitter(mlir::func::FuncOp function, mlir::shard::GridOp grid,

@@ -137,6 +137,17 @@ void PipelineSplitter::receiveAll(OpBuilder &b) {
     receiveUpTo(b, incoming.back().value, incoming.back().mb);
 }
 
+Value pipeline::microBatchOf(OpBuilder &b, Location loc, RankedTensorType type,
+                             Value whole, int64_t mb) {
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+      strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = b.getIndexAttr(mb * type.getDimSize(0));
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(b, loc, type, whole, offsets, sizes,
+                                        strides);
+}
+
 func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   current = stage;
   sites.clear();
@@ -170,17 +181,9 @@ func::FuncOp PipelineSplitter::buildStage(int64_t stage) {
   mappings.assign(micro, base);
   for (unsigned i = firstBatch; i < source.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(source.getArgument(i).getType());
-    for (int64_t mb = 0; mb < micro; ++mb) {
-      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
-          sizes, strides(type.getRank(), b.getIndexAttr(1));
-      offsets[0] = b.getIndexAttr(mb * type.getDimSize(0));
-      for (int64_t size : type.getShape())
-        sizes.push_back(b.getIndexAttr(size));
+    for (int64_t mb = 0; mb < micro; ++mb)
       mappings[mb].map(source.getArgument(i),
-                       tensor::ExtractSliceOp::create(b, loc, type,
-                                                      entry->getArgument(i),
-                                                      offsets, sizes, strides));
-    }
+                       microBatchOf(b, loc, type, entry->getArgument(i), mb));
   }
   if (carries())
     loadStash(b, stage, *entry);
