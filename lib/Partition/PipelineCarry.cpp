@@ -40,6 +40,21 @@ PipelineSplitter::planCarries(const DenseMap<Operation *, int64_t> &segment,
       return function.emitOpError(
           "scales its loss, which the pipedream schedule does not combine "
           "with yet (its first call would count in the scale's history)");
+  // The late half finishes the previous call's iteration with its stashed
+  // weights; an update that reads the weights again after the task
+  // reduction (Reptile's theta minus the adapted mean) would mix versions.
+  Block &entry = function.getBody().front();
+  unsigned firstBatch = entry.getNumArguments() - kBatchArguments;
+  for (Operation *op : tail) {
+    if (isa<meta::OuterStepOp, meta::UpdateGuardOp, func::ReturnOp>(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == &entry && arg.getArgNumber() < firstBatch)
+        return op->emitOpError(
+            "reads the weights after the reduction over tasks (as Reptile's "
+            "update does), which the pipedream schedule does not stash yet");
+  }
   if (segments < 2)
     return function.emitOpError(
         "runs on one pipeline segment: the pipedream schedule has nothing to "
