@@ -89,7 +89,8 @@ struct PipelineOptions {
   int64_t zero = 0;
   /// Micro-batches of a pipeline (0: the plan's, else 2 x stages).
   int64_t microBatches = 0;
-  /// Pipeline schedule overriding the plan's (gpipe, 1f1b, pipedream), or empty.
+  /// Pipeline schedule overriding the plan's (gpipe, 1f1b, pipedream), or
+  /// empty.
   std::string schedule;
   /// Segments of the meta-gradient's forward that its reverse sweep
   /// recomputes (meta-autodiff's `remat`: 0 none, -1 about the square root

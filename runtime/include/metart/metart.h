@@ -149,8 +149,8 @@ metart_status metart_synchronize(metart_context *context);
  *  what was stored (the next loads return zeros), keeping the buffers. */
 metart_status metart_carry_store(metart_context *context,
                                  const metart_tensor *x, int64_t site);
-metart_status metart_carry_load(metart_context *context,
-                                const metart_tensor *y, int64_t site);
+metart_status metart_carry_load(metart_context *context, const metart_tensor *y,
+                                int64_t site);
 /** metart_carry_load without the copy: points `y->data` at the site's
  *  buffer, which stays unchanged until the site's next store but one (the
  *  step's lowering reads it within the call). */
