@@ -107,8 +107,7 @@ private:
                                int64_t mb);
   /// Gates the outer update of the stage's step with a flag that is 0 in
   /// the first call (its late ops had nothing to finish).
-  mlir::LogicalResult gateFirstUpdate(mlir::OpBuilder &b,
-                                      mlir::func::FuncOp stageFunction);
+  void gateFirstUpdate(mlir::OpBuilder &b, mlir::func::FuncOp stageFunction);
   int64_t siteOf(mlir::Value value, int64_t mb);
 
   mlir::func::FuncOp function;

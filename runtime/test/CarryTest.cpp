@@ -59,6 +59,28 @@ TEST_F(Carry, LoadReturnsThePreviousCallsStoreInEitherOrder) {
   EXPECT_EQ(out, stored);
 }
 
+TEST_F(Carry, ViewPointsAtThePreviousCallsStoreWithoutCopying) {
+  std::vector<double> in = {1, 2};
+  metart_tensor x = tensor(in);
+  metart_tensor y = x;
+  y.data = nullptr;
+  // Call 0: zeros, in a buffer the store of this call does not write.
+  ASSERT_EQ(metart_carry_view(context, &y, 5), METART_OK);
+  ASSERT_NE(y.data, nullptr);
+  ASSERT_EQ(metart_carry_store(context, &x, 5), METART_OK);
+  const double *first = static_cast<const double *>(y.data);
+  EXPECT_EQ(std::vector<double>(first, first + 2), std::vector<double>({0, 0}));
+  // Call 1: what call 0 stored, unchanged by this call's store.
+  in = {3, 4};
+  ASSERT_EQ(metart_carry_store(context, &x, 5), METART_OK);
+  y.data = nullptr;
+  ASSERT_EQ(metart_carry_view(context, &y, 5), METART_OK);
+  const double *second = static_cast<const double *>(y.data);
+  EXPECT_EQ(std::vector<double>(second, second + 2),
+            std::vector<double>({1, 2}));
+  EXPECT_NE(second, in.data());
+}
+
 TEST_F(Carry, ResetForgetsWhatWasStored) {
   std::vector<double> in = {4, 5}, out(2, 7.0);
   metart_tensor x = tensor(in);
