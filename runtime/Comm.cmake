@@ -10,6 +10,7 @@ target_sources(metart PRIVATE
   src/comm/Comm.cpp
   src/comm/Combine.cpp
   src/comm/CommQueue.cpp
+  src/comm/KeyRings.cpp
   src/comm/Compression.cpp
   src/comm/Mpi.cpp
   src/comm/Placement.cpp

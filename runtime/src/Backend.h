@@ -21,11 +21,16 @@
 
 #include "Arena.h"
 #include "KernelSizes.h"
+#include "KeyRing.h"
 
 #include <memory>
 #include <string>
 
 namespace metart {
+
+/// What a backend without ring attention reports.
+constexpr const char *kNoRingAttention =
+    "ring attention runs on the CPU backend only";
 
 /// The direction of a copy between host and device memory.
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
@@ -134,6 +139,29 @@ public:
                                                const AttentionCotangents &out) {
     return {METART_ERROR_UNSUPPORTED,
             "this backend has no fused attention kernel yet"};
+  }
+
+  /// Ring attention: the three kernels above for this rank's block of
+  /// queries over every block of keys and values as they pass around
+  /// `ring` (the key-side cotangents delivered to their block's rank).
+  virtual KernelStatus ringAttention(metart_dtype, const AttentionSizes &,
+                                     const void *, const void *, const void *,
+                                     void *, KeyRing &) {
+    return {METART_ERROR_UNSUPPORTED, kNoRingAttention};
+  }
+  virtual KernelStatus ringAttentionBackward(metart_dtype,
+                                             const AttentionSizes &,
+                                             const void *, const void *,
+                                             const void *, const void *, void *,
+                                             void *, void *, KeyRing &) {
+    return {METART_ERROR_UNSUPPORTED, kNoRingAttention};
+  }
+  virtual KernelStatus ringAttentionDoubleBackward(metart_dtype,
+                                                   const AttentionSizes &,
+                                                   const AttentionOperands &,
+                                                   const AttentionCotangents &,
+                                                   KeyRing &) {
+    return {METART_ERROR_UNSUPPORTED, kNoRingAttention};
   }
 
   // Convolution. `bias` may be null.

@@ -244,6 +244,36 @@ metart_status metart_send(metart_context *c, const metart_tensor *x,
 metart_status metart_recv(metart_context *c, const metart_tensor *y,
                           int32_t axes_mask, int64_t peer);
 
+/* Ring attention (sequence parallelism): q, k and v (and dy, gq, gk, gv)
+   are this rank's block of positions of every sequence, block r held by
+   group rank r of `axes_mask`. Each call equals metart_nn_attention,
+   metart_nn_attention_backward or metart_nn_attention_double_backward on
+   the whole sequences, this rank keeping its block of every result (dq, dk,
+   dv, q_bar, k_bar, v_bar, dy_bar): the keys and values (and gk, gv) pass
+   around the group's ring block by block while each rank computes, and the
+   key-side cotangents travel with their block back to its rank, so no rank
+   holds all the keys. Causal attention masks by global position (blocks
+   of queries and keys of one size). A group of one is plain attention. CPU
+   backend only (METART_ERROR_UNSUPPORTED elsewhere); every exchange counts
+   as a collective of `axes_mask` ("ring_exchange"). */
+metart_status metart_nn_ring_attention(metart_context *c,
+                                       const metart_tensor *q,
+                                       const metart_tensor *k,
+                                       const metart_tensor *v, double scale,
+                                       int causal, int32_t axes_mask,
+                                       const metart_tensor *y);
+metart_status metart_nn_ring_attention_backward(
+    metart_context *c, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, double scale, int causal,
+    int32_t axes_mask, const metart_tensor *dq, const metart_tensor *dk,
+    const metart_tensor *dv);
+metart_status metart_nn_ring_attention_double_backward(
+    metart_context *c, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, const metart_tensor *gq,
+    const metart_tensor *gk, const metart_tensor *gv, double scale, int causal,
+    int32_t axes_mask, const metart_tensor *q_bar, const metart_tensor *k_bar,
+    const metart_tensor *v_bar, const metart_tensor *dy_bar);
+
 /*===----------------------------------------------------------------------===*
  * Statistics, per axes mask
  *

@@ -15,6 +15,7 @@
 #include "CommQueue.h"
 #include "Communicator.h"
 #include "Compression.h"
+#include "Execute.h"
 #include "Servers.h"
 #include "Trace.h"
 #include "Watchdog.h"
@@ -105,35 +106,6 @@ struct Temporary {
     return KernelStatus::ok();
   }
 };
-
-/// Runs one collective's `body` over `mask`, moving `bytes` when its group
-/// has more than one rank (`transport` not null): counts it, times it, and
-/// lets the watchdog see it in flight. Runs on the caller's thread or the
-/// communication thread, never both at once. `counted`: the caller counted
-/// the call already (a stale sum, which may end after its iteration's
-/// statistics were read).
-template <typename Body>
-KernelStatus execute(metart_context *c, const char *what, int32_t mask,
-                     Transport *transport, size_t bytes, Body &body,
-                     bool counted = false) {
-  watchdog::Guard guard(what, mask);
-  auto begin = std::chrono::steady_clock::now();
-  if (transport)
-    transport->startTimer();
-  KernelStatus status = body(transport);
-  if (metart::trace::enabled())
-    metart::trace::record(what, mask, transport ? bytes : 0, begin,
-                          std::chrono::steady_clock::now());
-  if (transport)
-    transport->stopTimer(mask, c->commStats);
-  else
-    c->commStats.addSeconds(mask, std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - begin)
-                                      .count());
-  if (!counted)
-    c->commStats.addCall(mask, transport ? bytes : 0);
-  return status;
-}
 
 /// Runs one blocking collective over `mask` (see `execute`), after the
 /// asynchronous ones started before it. `body` gets the transport, or null

@@ -81,6 +81,24 @@ public:
                             metart_dtype dtype, int peer) = 0;
   virtual KernelStatus recv(int mask, void *y, int64_t count,
                             metart_dtype dtype, int peer) = 0;
+  /// Sends `x` to group rank `to` while receiving `y` from `from` (a ring's
+  /// step, where every rank does both). `x` is reusable on return. By
+  /// default even group ranks send first and odd ones receive first, so a
+  /// transport whose sends block until received (TCP) cannot deadlock; one
+  /// whose sends return earlier overrides it.
+  virtual KernelStatus sendRecv(int mask, int64_t groupRank, const void *x,
+                                void *y, int64_t count, metart_dtype dtype,
+                                int to, int from) {
+    bool sendFirst = groupRank % 2 == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      KernelStatus s = (turn == 0) == sendFirst
+                           ? send(mask, x, count, dtype, to)
+                           : recv(mask, y, count, dtype, from);
+      if (s.failed())
+        return s;
+    }
+    return KernelStatus::ok();
+  }
   /// Waits for the context's work and for every rank of the group.
   virtual KernelStatus barrier(int mask) = 0;
   /// `bytes` of host memory from group rank `root` to the group's others,

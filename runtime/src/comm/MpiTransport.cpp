@@ -435,6 +435,24 @@ KernelStatus MpiTransport::recv(int mask, void *y, int64_t count,
   return unstage(y, out, bytes);
 }
 
+/// MPI_Sendrecv: both complete on return (a ring's buffers are reused at
+/// once). Host memory only: ring attention runs on the CPU backend.
+KernelStatus MpiTransport::sendRecv(int mask, int64_t, const void *x, void *y,
+                                    int64_t count, metart_dtype dtype, int to,
+                                    int from) {
+  if (deviceMemory)
+    return {METART_ERROR_UNSUPPORTED,
+            "a ring exchange over MPI needs host memory"};
+  if (KernelStatus s = checkCount(count); s.failed())
+    return s;
+  if (KernelStatus s = progressSends(false); s.failed())
+    return s;
+  MPI_Datatype type = mpiType(dtype);
+  return check(MPI_Sendrecv(x, int(count), type, to, 1, y, int(count), type,
+                            from, 1, groups[mask], MPI_STATUS_IGNORE),
+               "MPI_Sendrecv");
+}
+
 KernelStatus MpiTransport::barrier(int mask) {
   // Collectives close a step: the sends of the step must be complete.
   if (KernelStatus s = progressSends(true); s.failed())

@@ -55,6 +55,9 @@ public:
                     int peer) override;
   KernelStatus recv(int mask, void *y, int64_t count, metart_dtype dtype,
                     int peer) override;
+  KernelStatus sendRecv(int mask, int64_t groupRank, const void *x, void *y,
+                        int64_t count, metart_dtype dtype, int to,
+                        int from) override;
   KernelStatus barrier(int mask) override;
   KernelStatus broadcastHostBytes(int mask, void *data, size_t bytes,
                                   int root) override;

@@ -8,7 +8,8 @@
 //   acc' = c acc + exp(s - m') v_tile   (another GEMM),
 // and y = acc / l at the end. Memory: a block of scores, never S x T. Causal
 // attention skips the tiles wholly after a query block and masks inside the
-// diagonal tile. Query blocks run in parallel.
+// diagonal tile. Query blocks run in parallel. On a ring (ring attention)
+// the running state persists while the key blocks travel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "Dtype.h"
 #include "Gemm.h"
 #include "Parallel.h"
+#include "Travellers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,24 +29,24 @@ namespace metart::cpu {
 
 namespace {
 
+/// Adds one key block to the running state of every query: the maximum
+/// `largest`, the sum `total` of exp(score - largest) and the weighted sum
+/// of values `acc` (the output before its division by `total`).
 template <typename T>
-void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
-                 T *y) {
+void accumulate(const AttentionSizes &s, const T *q, const T *k, const T *v,
+                T *largestAll, T *totalAll, T *accAll) {
   int64_t blocks = (s.length + kQueryBlock - 1) / kQueryBlock;
   parallelFor(s.batch * blocks, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> scores(kQueryBlock * kKeyTile);
-    std::vector<T> acc(kQueryBlock * s.values);
-    std::vector<T> largest(kQueryBlock), total(kQueryBlock);
     for (int64_t item = begin; item < end; ++item) {
       int64_t b = item / blocks, first = (item % blocks) * kQueryBlock;
       int64_t rows = std::min(kQueryBlock, s.length - first);
       const T *qb = q + (b * s.length + first) * s.width;
       const T *kb = k + b * s.keys * s.width;
       const T *vb = v + b * s.keys * s.values;
-      std::fill(acc.begin(), acc.begin() + rows * s.values, T(0));
-      std::fill(largest.begin(), largest.end(),
-                -std::numeric_limits<T>::infinity());
-      std::fill(total.begin(), total.end(), T(0));
+      T *acc = accAll + (b * s.length + first) * s.values;
+      T *largest = largestAll + b * s.length + first;
+      T *total = totalAll + b * s.length + first;
       // Causal: the last key any query of the block sees.
       int64_t keyEnd = cpu::keyEnd(s, first, rows);
       for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
@@ -80,15 +82,40 @@ void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
         }
         // acc += p_tile v_tile.
         gemm(rows, s.values, cols, MatrixRef<T>{scores.data(), kKeyTile, false},
-             MatrixRef<T>{vb + tile * s.values, s.values, false}, T(1),
-             acc.data(), s.values);
+             MatrixRef<T>{vb + tile * s.values, s.values, false}, T(1), acc,
+             s.values);
       }
-      T *yb = y + (b * s.length + first) * s.values;
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t e = 0; e < s.values; ++e)
-          yb[i * s.values + e] = acc[i * s.values + e] / total[i];
     }
   });
+}
+
+/// The keys and values visited block by block around the ring (one block
+/// without one), the output accumulated in `y` and divided at the end.
+template <typename T>
+KernelStatus attentionOf(const AttentionSizes &s, const T *q, const T *k,
+                         const T *v, T *y, KeyRing &ring) {
+  int64_t queries = s.batch * s.length;
+  std::vector<T> largest(queries, -std::numeric_limits<T>::infinity());
+  std::vector<T> total(queries, T(0));
+  std::fill(y, y + queries * s.values, T(0));
+  Travellers<T> keys(ring);
+  size_t kAt = keys.read(k, s.batch * s.keys * s.width);
+  size_t vAt = keys.read(v, s.batch * s.keys * s.values);
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    if (step > 0)
+      if (KernelStatus status = keys.rotate(); status.failed())
+        return status;
+    AttentionSizes block;
+    if (ring.sizesAt(step, s, block))
+      accumulate(block, q, keys[kAt], keys[vAt], largest.data(), total.data(),
+                 y);
+  }
+  parallelFor(queries, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t e = 0; e < s.values; ++e)
+        y[i * s.values + e] /= total[i];
+  });
+  return KernelStatus::ok();
 }
 
 } // namespace
@@ -96,16 +123,26 @@ void attentionOf(const AttentionSizes &s, const T *q, const T *k, const T *v,
 KernelStatus CpuBackend::attention(metart_dtype dtype,
                                    const AttentionSizes &sizes, const void *q,
                                    const void *k, const void *v, void *y) {
+  KeyRing alone;
+  return ringAttention(dtype, sizes, q, k, v, y, alone);
+}
+
+KernelStatus CpuBackend::ringAttention(metart_dtype dtype,
+                                       const AttentionSizes &sizes,
+                                       const void *q, const void *k,
+                                       const void *v, void *y, KeyRing &ring) {
   if (!fitsBlas(kQueryBlock, std::max(kKeyTile, sizes.values),
                 std::max(sizes.width, kKeyTile)))
     return {METART_ERROR_UNSUPPORTED,
             "attention widths exceed BLAS's 32-bit sizes"};
+  KernelStatus status;
   withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    attentionOf(sizes, static_cast<const T *>(q), static_cast<const T *>(k),
-                static_cast<const T *>(v), static_cast<T *>(y));
+    status =
+        attentionOf(sizes, static_cast<const T *>(q), static_cast<const T *>(k),
+                    static_cast<const T *>(v), static_cast<T *>(y), ring);
   });
-  return KernelStatus::ok();
+  return status;
 }
 
 } // namespace metart::cpu

@@ -18,7 +18,9 @@
 // of 64 x 64 and two vectors per query, never S x T. The
 // cotangents accumulate into their outputs, each owned by one batch item,
 // so the items need no reduction among threads. Causal attention skips the
-// tiles after a block's last query and masks the diagonal tile.
+// tiles after a block's last query and masks the diagonal tile. On a ring
+// (ring attention) each step visits every key block as it passes, and dk
+// and dv travel with their block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@
 #include "Dtype.h"
 #include "Gemm.h"
 #include "Parallel.h"
+#include "Travellers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,20 +42,33 @@ namespace {
 
 template <typename T> struct Cotangents { T *dq, *dk, *dv; };
 
-/// Step 1 for one attention: lse per query and, with `dv` (v) and `dy`
-/// given, D = rowsum(P dP).
+/// Per query: the running maximum, sum of exp(s - maximum) and of those
+/// times dP while the key blocks pass; then the log-normaliser (in
+/// `largest`) and D (in `weighted`).
+template <typename T> struct RowStatistics {
+  std::vector<T> largest, total, weighted;
+  explicit RowStatistics(int64_t n)
+      : largest(n, -std::numeric_limits<T>::infinity()), total(n, T(0)),
+        weighted(n, T(0)) {}
+  void finish() {
+    for (size_t i = 0; i < largest.size(); ++i) {
+      largest[i] += std::log(total[i]);
+      weighted[i] /= total[i];
+    }
+  }
+};
+
+/// Step 1 for one attention and one key block: adds the block to each
+/// query's running statistics; with `v` given, to D's sum too.
 template <typename T>
 void statistics(const AttentionSizes &s, const T *q, const T *k, const T *v,
                 const T *dy, std::vector<T> &scores, std::vector<T> &dp,
-                std::vector<T> &lse, std::vector<T> &d) {
+                T *largestAll, T *totalAll, T *weightedAll) {
   for (int64_t first = 0; first < s.length; first += kQueryBlock) {
     int64_t rows = std::min(kQueryBlock, s.length - first);
     int64_t keyEnd = cpu::keyEnd(s, first, rows);
-    T *largest = lse.data() + first;
-    T *weighted = d.data() + first;
-    std::vector<T> total(rows, T(0));
-    std::fill(largest, largest + rows, -std::numeric_limits<T>::infinity());
-    std::fill(weighted, weighted + rows, T(0));
+    T *largest = largestAll + first, *total = totalAll + first;
+    T *weighted = weightedAll + first;
     for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
       int64_t cols = std::min(kKeyTile, keyEnd - tile);
       gemm(rows, cols, s.width,
@@ -86,79 +102,121 @@ void statistics(const AttentionSizes &s, const T *q, const T *k, const T *v,
         largest[i] = next;
       }
     }
-    for (int64_t i = 0; i < rows; ++i) {
-      largest[i] += std::log(total[i]);
-      weighted[i] /= total[i];
+  }
+}
+
+/// Step 2 for one attention and one key block: the cotangents' terms of
+/// the block, added to `out`.
+template <typename T>
+void contract(const AttentionSizes &s, const T *qb, const T *kb, const T *vb,
+              const T *dyb, const T *lse, const T *rowDots, std::vector<T> &p,
+              std::vector<T> &ds, Cotangents<T> out) {
+  bool scoresNeeded = out.dq || out.dk;
+  for (int64_t first = 0; first < s.length; first += kQueryBlock) {
+    int64_t rows = std::min(kQueryBlock, s.length - first);
+    int64_t keyEnd = cpu::keyEnd(s, first, rows);
+    const T *qBlock = qb + first * s.width;
+    const T *dyBlock = dyb + first * s.values;
+    for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
+      int64_t cols = std::min(kKeyTile, keyEnd - tile);
+      gemm(rows, cols, s.width, MatrixRef<T>{qBlock, s.width, false},
+           MatrixRef<T>{kb + tile * s.width, s.width, true}, T(0), p.data(),
+           kKeyTile);
+      for (int64_t i = 0; i < rows; ++i) {
+        T *row = p.data() + i * kKeyTile;
+        int64_t seen = seenInTile(s, first, i, tile, cols);
+        for (int64_t j = 0; j < seen; ++j)
+          row[j] = std::exp(T(s.scale) * row[j] - lse[first + i]);
+        std::fill(row + seen, row + cols, T(0));
+      }
+      if (out.dv)
+        gemm(cols, s.values, rows, MatrixRef<T>{p.data(), kKeyTile, true},
+             MatrixRef<T>{dyBlock, s.values, false}, T(1),
+             out.dv + tile * s.values, s.values);
+      if (!scoresNeeded)
+        continue;
+      gemm(rows, cols, s.values, MatrixRef<T>{dyBlock, s.values, false},
+           MatrixRef<T>{vb + tile * s.values, s.values, true}, T(0), ds.data(),
+           kKeyTile);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          T &d = ds[i * kKeyTile + j];
+          d = T(s.scale) * p[i * kKeyTile + j] * (d - rowDots[first + i]);
+        }
+      if (out.dq)
+        gemm(rows, s.width, cols, MatrixRef<T>{ds.data(), kKeyTile, false},
+             MatrixRef<T>{kb + tile * s.width, s.width, false}, T(1),
+             out.dq + first * s.width, s.width);
+      if (out.dk)
+        gemm(cols, s.width, rows, MatrixRef<T>{ds.data(), kKeyTile, true},
+             MatrixRef<T>{qBlock, s.width, false}, T(1),
+             out.dk + tile * s.width, s.width);
     }
   }
 }
 
+/// Both steps, each over every key block around the ring (one block
+/// without one); dk and dv travel with their block and reach its rank at
+/// the end. Batch items run in parallel within a block.
 template <typename T>
-void attentionBackwardOf(const AttentionSizes &s, const T *q, const T *k,
-                         const T *v, const T *dy, Cotangents<T> out) {
+KernelStatus attentionBackwardOf(const AttentionSizes &s, const T *q,
+                                 const T *k, const T *v, const T *dy,
+                                 Cotangents<T> out, KeyRing &ring) {
   bool scoresNeeded = out.dq || out.dk;
-  parallelFor(s.batch, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> p(kQueryBlock * kKeyTile), ds(kQueryBlock * kKeyTile);
-    std::vector<T> lse(s.length), rowDots(s.length);
-    for (int64_t b = begin; b < end; ++b) {
-      const T *qb = q + b * s.length * s.width;
-      const T *kb = k + b * s.keys * s.width;
-      const T *vb = v + b * s.keys * s.values;
-      const T *dyb = dy + b * s.length * s.values;
-      T *dq = out.dq ? out.dq + b * s.length * s.width : nullptr;
-      T *dk = out.dk ? out.dk + b * s.keys * s.width : nullptr;
-      T *dv = out.dv ? out.dv + b * s.keys * s.values : nullptr;
-      if (dq)
-        std::fill(dq, dq + s.length * s.width, T(0));
-      if (dk)
-        std::fill(dk, dk + s.keys * s.width, T(0));
-      if (dv)
-        std::fill(dv, dv + s.keys * s.values, T(0));
-      statistics(s, qb, kb, scoresNeeded ? vb : nullptr, dyb, p, ds, lse,
-                 rowDots);
-      for (int64_t first = 0; first < s.length; first += kQueryBlock) {
-        int64_t rows = std::min(kQueryBlock, s.length - first);
-        int64_t keyEnd = cpu::keyEnd(s, first, rows);
-        const T *qBlock = qb + first * s.width;
-        const T *dyBlock = dyb + first * s.values;
-        for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
-          int64_t cols = std::min(kKeyTile, keyEnd - tile);
-          gemm(rows, cols, s.width, MatrixRef<T>{qBlock, s.width, false},
-               MatrixRef<T>{kb + tile * s.width, s.width, true}, T(0), p.data(),
-               kKeyTile);
-          for (int64_t i = 0; i < rows; ++i) {
-            T *row = p.data() + i * kKeyTile;
-            int64_t seen = seenInTile(s, first, i, tile, cols);
-            for (int64_t j = 0; j < seen; ++j)
-              row[j] = std::exp(T(s.scale) * row[j] - lse[first + i]);
-            std::fill(row + seen, row + cols, T(0));
-          }
-          if (dv)
-            gemm(cols, s.values, rows, MatrixRef<T>{p.data(), kKeyTile, true},
-                 MatrixRef<T>{dyBlock, s.values, false}, T(1),
-                 dv + tile * s.values, s.values);
-          if (!scoresNeeded)
-            continue;
-          gemm(rows, cols, s.values, MatrixRef<T>{dyBlock, s.values, false},
-               MatrixRef<T>{vb + tile * s.values, s.values, true}, T(0),
-               ds.data(), kKeyTile);
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < cols; ++j) {
-              T &d = ds[i * kKeyTile + j];
-              d = T(s.scale) * p[i * kKeyTile + j] * (d - rowDots[first + i]);
-            }
-          if (dq)
-            gemm(rows, s.width, cols, MatrixRef<T>{ds.data(), kKeyTile, false},
-                 MatrixRef<T>{kb + tile * s.width, s.width, false}, T(1),
-                 dq + first * s.width, s.width);
-          if (dk)
-            gemm(cols, s.width, rows, MatrixRef<T>{ds.data(), kKeyTile, true},
-                 MatrixRef<T>{qBlock, s.width, false}, T(1),
-                 dk + tile * s.width, s.width);
-        }
-      }
-    }
-  });
+  int64_t qs = s.length * s.width, ks = s.keys * s.width,
+          vs = s.keys * s.values, ys = s.length * s.values;
+  RowStatistics<T> rows(s.batch * s.length);
+  Travellers<T> keys(ring);
+  size_t kAt = keys.read(k, s.batch * ks), vAt = keys.read(v, s.batch * vs);
+  auto eachItem = [&](auto body) {
+    parallelFor(s.batch, 1, [&](int64_t begin, int64_t end) {
+      std::vector<T> p(kQueryBlock * kKeyTile), ds(kQueryBlock * kKeyTile);
+      for (int64_t b = begin; b < end; ++b)
+        body(b, p, ds);
+    });
+  };
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    if (step > 0)
+      if (KernelStatus status = keys.rotate(); status.failed())
+        return status;
+    AttentionSizes block;
+    if (!ring.sizesAt(step, s, block))
+      continue;
+    eachItem([&](int64_t b, std::vector<T> &p, std::vector<T> &ds) {
+      int64_t at = b * s.length;
+      statistics(block, q + b * qs, keys[kAt] + b * ks,
+                 scoresNeeded ? keys[vAt] + b * vs : nullptr, dy + b * ys, p,
+                 ds, rows.largest.data() + at, rows.total.data() + at,
+                 rows.weighted.data() + at);
+    });
+  }
+  rows.finish();
+  if (out.dq)
+    std::fill(out.dq, out.dq + s.batch * qs, T(0));
+  Travellers<T> second(ring);
+  kAt = second.read(k, s.batch * ks);
+  vAt = second.read(v, s.batch * vs);
+  size_t dkAt = second.sum(out.dk, s.batch * ks);
+  size_t dvAt = second.sum(out.dv, s.batch * vs);
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    if (step > 0)
+      if (KernelStatus status = second.rotate(); status.failed())
+        return status;
+    AttentionSizes block;
+    if (!ring.sizesAt(step, s, block))
+      continue;
+    T *dk = second.sumAt(dkAt), *dv = second.sumAt(dvAt);
+    eachItem([&](int64_t b, std::vector<T> &p, std::vector<T> &ds) {
+      int64_t at = b * s.length;
+      contract(block, q + b * qs, second[kAt] + b * ks, second[vAt] + b * vs,
+               dy + b * ys, rows.largest.data() + at, rows.weighted.data() + at,
+               p, ds,
+               Cotangents<T>{out.dq ? out.dq + b * qs : nullptr,
+                             dk ? dk + b * ks : nullptr,
+                             dv ? dv + b * vs : nullptr});
+    });
+  }
+  return second.deliver();
 }
 
 } // namespace
@@ -168,19 +226,31 @@ KernelStatus CpuBackend::attentionBackward(metart_dtype dtype,
                                            const void *q, const void *k,
                                            const void *v, const void *dy,
                                            void *dq, void *dk, void *dv) {
+  KeyRing alone;
+  return ringAttentionBackward(dtype, sizes, q, k, v, dy, dq, dk, dv, alone);
+}
+
+KernelStatus CpuBackend::ringAttentionBackward(metart_dtype dtype,
+                                               const AttentionSizes &sizes,
+                                               const void *q, const void *k,
+                                               const void *v, const void *dy,
+                                               void *dq, void *dk, void *dv,
+                                               KeyRing &ring) {
   int64_t widest = std::max({sizes.width, sizes.values, kKeyTile});
   if (!fitsBlas(kQueryBlock, widest, widest))
     return {METART_ERROR_UNSUPPORTED,
             "attention widths exceed BLAS's 32-bit sizes"};
+  KernelStatus status;
   withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    attentionBackwardOf(
+    status = attentionBackwardOf(
         sizes, static_cast<const T *>(q), static_cast<const T *>(k),
         static_cast<const T *>(v), static_cast<const T *>(dy),
         Cotangents<T>{static_cast<T *>(dq), static_cast<T *>(dk),
-                      static_cast<T *>(dv)});
+                      static_cast<T *>(dv)},
+        ring);
   });
-  return KernelStatus::ok();
+  return status;
 }
 
 } // namespace metart::cpu

@@ -17,6 +17,8 @@
 // softmax (rescaled when the running maximum grows), a second recomputes
 // each tile's terms and contracts them by GEMMs. Memory: a few 64 x 64
 // blocks and vectors per query; never S x T. Batch items run in parallel.
+// On a ring (ring attention) both passes visit the key blocks as they
+// pass, and k-bar and v-bar travel with their block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 #include "Dtype.h"
 #include "Gemm.h"
 #include "Parallel.h"
+#include "Travellers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,22 +90,38 @@ template <typename T> struct Tiles {
   T fromValue(int64_t at) const { return in.gv ? x[at] : T(0); }
 };
 
-/// Per query: lse, D, D-bar and R (the first pass).
+/// Per query, while the key blocks pass: the running maximum and the sums
+/// of e = exp(score - maximum) times 1, dP, dS-bar, dy gv^T and dS-bar dP.
+/// Then lse, D, D-bar and R (the first pass's result).
 template <typename T> struct RowStatistics {
+  std::vector<T> largest, l, dSum, cSum, aSum, bSum;
   std::vector<T> lse, d, dBar, r;
-  explicit RowStatistics(int64_t n) : lse(n), d(n), dBar(n), r(n) {}
+  explicit RowStatistics(int64_t n)
+      : largest(n, -std::numeric_limits<T>::infinity()), l(n), dSum(n), cSum(n),
+        aSum(n), bSum(n), lse(n), d(n), dBar(n), r(n) {}
+  void finish() {
+    for (size_t at = 0; at < lse.size(); ++at) {
+      lse[at] = largest[at] + std::log(l[at]);
+      d[at] = dSum[at] / l[at];
+      dBar[at] = -cSum[at] / l[at];
+      r[at] = (aSum[at] + bSum[at]) / l[at] + 2 * d[at] * dBar[at];
+    }
+  }
 };
 
-template <typename T> void sumRows(Tiles<T> &t, RowStatistics<T> &stats) {
+/// Adds one key block to the running sums of one batch item's queries
+/// (those from `row0` in `stats`).
+template <typename T>
+void sumRows(Tiles<T> &t, RowStatistics<T> &stats, int64_t row0) {
   const AttentionSizes &s = t.s;
   constexpr T kNone = -std::numeric_limits<T>::infinity();
   for (int64_t first = 0; first < s.length; first += kQueryBlock) {
     int64_t rows = std::min(kQueryBlock, s.length - first);
     int64_t keyEnd = cpu::keyEnd(s, first, rows);
-    // Running maximum and the sums of e = exp(score - maximum) times 1,
-    // dP, dS-bar, dy gv^T and dS-bar dP.
-    std::vector<T> largest(rows, kNone), l(rows), dSum(rows), cSum(rows),
-        aSum(rows), bSum(rows);
+    int64_t base = row0 + first;
+    T *largest = stats.largest.data() + base, *l = stats.l.data() + base;
+    T *dSum = stats.dSum.data() + base, *cSum = stats.cSum.data() + base;
+    T *aSum = stats.aSum.data() + base, *bSum = stats.bSum.data() + base;
     for (int64_t tile = 0; tile < keyEnd; tile += kKeyTile) {
       int64_t cols = std::min(kKeyTile, keyEnd - tile);
       t.compute(first, rows, tile, cols);
@@ -135,19 +154,14 @@ template <typename T> void sumRows(Tiles<T> &t, RowStatistics<T> &stats) {
         largest[i] = next;
       }
     }
-    for (int64_t i = 0; i < rows; ++i) {
-      int64_t at = first + i;
-      stats.lse[at] = largest[i] + std::log(l[i]);
-      stats.d[at] = dSum[i] / l[i];
-      stats.dBar[at] = -cSum[i] / l[i];
-      stats.r[at] =
-          (aSum[i] + bSum[i]) / l[i] + 2 * stats.d[at] * stats.dBar[at];
-    }
   }
 }
 
+/// The second pass for one batch item (queries from `row0` in `stats`) and
+/// one key block: its terms added to `out`.
 template <typename T>
-void contract(Tiles<T> &t, const RowStatistics<T> &stats, Outputs<T> out) {
+void contract(Tiles<T> &t, const RowStatistics<T> &stats, int64_t row0,
+              Outputs<T> out) {
   const AttentionSizes &s = t.s;
   const Inputs<T> &in = t.in;
   auto m = [](const T *data, int64_t ld, bool transposed) {
@@ -163,7 +177,8 @@ void contract(Tiles<T> &t, const RowStatistics<T> &stats, Outputs<T> out) {
       // In place: p <- P, x <- scale S-bar, dsBar <- dP-bar,
       // dp <- scale dS.
       for (int64_t i = 0; i < rows; ++i) {
-        int64_t seen = seenInTile(s, first, i, tile, cols), row = first + i;
+        int64_t seen = seenInTile(s, first, i, tile, cols),
+                row = row0 + first + i;
         T d = stats.d[row], dBar = stats.dBar[row], r = stats.r[row];
         for (int64_t j = 0; j < cols; ++j) {
           int64_t at = i * kKeyTile + j;
@@ -211,28 +226,79 @@ void contract(Tiles<T> &t, const RowStatistics<T> &stats, Outputs<T> out) {
   }
 }
 
+/// Both passes, each over every key block around the ring (one block
+/// without one); k-bar and v-bar travel with their block and reach its
+/// rank at the end. Batch items run in parallel within a block.
 template <typename T>
-void doubleBackwardOf(const AttentionSizes &s, Inputs<T> in, Outputs<T> out) {
-  parallelFor(s.batch, 1, [&](int64_t begin, int64_t end) {
-    RowStatistics<T> stats(s.length);
-    for (int64_t b = begin; b < end; ++b) {
-      int64_t qs = s.length * s.width, ks = s.keys * s.width,
-              vs = s.keys * s.values, ys = s.length * s.values;
-      auto at = [b](auto *data, int64_t size) {
-        return data ? data + b * size : nullptr;
-      };
-      Inputs<T> item{at(in.q, qs),  at(in.k, ks),  at(in.v, vs), at(in.dy, ys),
-                     at(in.gq, qs), at(in.gk, ks), at(in.gv, vs)};
-      Outputs<T> o{at(out.q, qs), at(out.k, ks), at(out.v, vs), at(out.dy, ys)};
-      for (auto [data, size] : {std::pair{o.q, qs}, std::pair{o.k, ks},
-                                std::pair{o.v, vs}, std::pair{o.dy, ys}})
-        if (data)
-          std::fill(data, data + size, T(0));
-      Tiles<T> tiles(s, item);
-      sumRows(tiles, stats);
-      contract(tiles, stats, o);
+KernelStatus doubleBackwardOf(const AttentionSizes &s, Inputs<T> in,
+                              Outputs<T> out, KeyRing &ring) {
+  int64_t qs = s.length * s.width, ks = s.keys * s.width,
+          vs = s.keys * s.values, ys = s.length * s.values;
+  RowStatistics<T> stats(s.batch * s.length);
+  // The operands of batch item b with the key side of the current block.
+  auto itemOf = [&](int64_t b, Inputs<T> keys) {
+    auto at = [b](const T *data, int64_t size) {
+      return data ? data + b * size : nullptr;
+    };
+    return Inputs<T>{at(in.q, qs),   at(keys.k, ks), at(keys.v, vs),
+                     at(in.dy, ys),  at(in.gq, qs),  at(keys.gk, ks),
+                     at(keys.gv, vs)};
+  };
+  auto visit = [&](Travellers<T> &keys, const size_t *kv,
+                   auto body) -> KernelStatus {
+    for (int64_t step = 0; step < ring.size(); ++step) {
+      if (step > 0)
+        if (KernelStatus status = keys.rotate(); status.failed())
+          return status;
+      AttentionSizes block;
+      if (!ring.sizesAt(step, s, block))
+        continue;
+      Inputs<T> current{nullptr, keys[kv[0]], keys[kv[1]], nullptr,
+                        nullptr, keys[kv[2]], keys[kv[3]]};
+      parallelFor(s.batch, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          Tiles<T> tiles(block, itemOf(b, current));
+          body(b, tiles);
+        }
+      });
     }
-  });
+    return KernelStatus::ok();
+  };
+  auto readKeys = [&](Travellers<T> &keys, size_t *kv) {
+    kv[0] = keys.read(in.k, s.batch * ks);
+    kv[1] = keys.read(in.v, s.batch * vs);
+    kv[2] = keys.read(in.gk, in.gk ? s.batch * ks : 0);
+    kv[3] = keys.read(in.gv, in.gv ? s.batch * vs : 0);
+  };
+  size_t kv[4];
+  Travellers<T> first(ring);
+  readKeys(first, kv);
+  if (KernelStatus status = visit(
+          first, kv,
+          [&](int64_t b, Tiles<T> &t) { sumRows(t, stats, b * s.length); });
+      status.failed())
+    return status;
+  stats.finish();
+  for (auto [data, size] : {std::pair{out.q, qs}, std::pair{out.dy, ys}})
+    if (data)
+      std::fill(data, data + s.batch * size, T(0));
+  Travellers<T> second(ring);
+  readKeys(second, kv);
+  size_t kBarAt = second.sum(out.k, s.batch * ks);
+  size_t vBarAt = second.sum(out.v, s.batch * vs);
+  if (KernelStatus status = visit(
+          second, kv,
+          [&](int64_t b, Tiles<T> &t) {
+            auto at = [b](T *data, int64_t size) {
+              return data ? data + b * size : nullptr;
+            };
+            contract(t, stats, b * s.length,
+                     Outputs<T>{at(out.q, qs), at(second.sumAt(kBarAt), ks),
+                                at(second.sumAt(vBarAt), vs), at(out.dy, ys)});
+          });
+      status.failed())
+    return status;
+  return second.deliver();
 }
 
 } // namespace
@@ -240,20 +306,30 @@ void doubleBackwardOf(const AttentionSizes &s, Inputs<T> in, Outputs<T> out) {
 KernelStatus CpuBackend::attentionDoubleBackward(
     metart_dtype dtype, const AttentionSizes &sizes,
     const AttentionOperands &in, const AttentionCotangents &out) {
+  KeyRing alone;
+  return ringAttentionDoubleBackward(dtype, sizes, in, out, alone);
+}
+
+KernelStatus CpuBackend::ringAttentionDoubleBackward(
+    metart_dtype dtype, const AttentionSizes &sizes,
+    const AttentionOperands &in, const AttentionCotangents &out,
+    KeyRing &ring) {
   int64_t widest = std::max({sizes.width, sizes.values, kKeyTile});
   if (!fitsBlas(kQueryBlock, widest, widest))
     return {METART_ERROR_UNSUPPORTED,
             "attention widths exceed BLAS's 32-bit sizes"};
+  KernelStatus status;
   withFloat(dtype, [&](auto zero) {
     using T = decltype(zero);
     auto c = [](const void *p) { return static_cast<const T *>(p); };
     auto w = [](void *p) { return static_cast<T *>(p); };
-    doubleBackwardOf(sizes,
-                     Inputs<T>{c(in.q), c(in.k), c(in.v), c(in.dy), c(in.gq),
-                               c(in.gk), c(in.gv)},
-                     Outputs<T>{w(out.q), w(out.k), w(out.v), w(out.dy)});
+    status = doubleBackwardOf(
+        sizes,
+        Inputs<T>{c(in.q), c(in.k), c(in.v), c(in.dy), c(in.gq), c(in.gk),
+                  c(in.gv)},
+        Outputs<T>{w(out.q), w(out.k), w(out.v), w(out.dy)}, ring);
   });
-  return KernelStatus::ok();
+  return status;
 }
 
 } // namespace metart::cpu

@@ -59,6 +59,19 @@ public:
                                        const AttentionSizes &sizes,
                                        const AttentionOperands &in,
                                        const AttentionCotangents &out) override;
+  KernelStatus ringAttention(metart_dtype dtype, const AttentionSizes &sizes,
+                             const void *q, const void *k, const void *v,
+                             void *y, KeyRing &ring) override;
+  KernelStatus ringAttentionBackward(metart_dtype dtype,
+                                     const AttentionSizes &sizes, const void *q,
+                                     const void *k, const void *v,
+                                     const void *dy, void *dq, void *dk,
+                                     void *dv, KeyRing &ring) override;
+  KernelStatus ringAttentionDoubleBackward(metart_dtype dtype,
+                                           const AttentionSizes &sizes,
+                                           const AttentionOperands &in,
+                                           const AttentionCotangents &out,
+                                           KeyRing &ring) override;
   KernelStatus matmul(metart_dtype dtype, const MatmulSizes &sizes,
                       const void *a, const void *b, void *y) override;
 

@@ -8,7 +8,10 @@
 
 #include "../Checker.h"
 #include "../Context.h"
+#include "../comm/KeyRings.h"
+#include "../comm/Stats.h"
 #include "Widen.h"
+#include "metart/comm.h"
 
 #include <cmath>
 #include <tuple>
@@ -62,14 +65,28 @@ SmallShape outputShape(const metart_tensor &q, const metart_tensor &v) {
 
 } // namespace
 
-metart_status metart_nn_attention(metart_context *context,
-                                  const metart_tensor *q,
-                                  const metart_tensor *k,
-                                  const metart_tensor *v, double scale,
-                                  int causal, const metart_tensor *y) {
-  Checker check(context, "metart_nn_attention");
+namespace {
+
+/// The ring of `mask`'s group (a ring of one for plain attention), or null
+/// with the error in `check` when `mask` is not a group's.
+std::unique_ptr<KeyRing> ringOf(Checker &check, metart_context *context,
+                                int32_t mask) {
+  if (mask < 0 || mask >= comm::kNumMasks) {
+    check.reject("axes mask ", mask, " is not in [0, ", comm::kNumMasks - 1,
+                 "]");
+    return nullptr;
+  }
+  return comm::keyRingOf(context, mask);
+}
+
+metart_status attention(const char *name, metart_context *context,
+                        const metart_tensor *q, const metart_tensor *k,
+                        const metart_tensor *v, double scale, int causal,
+                        int32_t mask, const metart_tensor *y) {
+  Checker check(context, name);
   AttentionSizes sizes;
-  if (!attentionSizes(check, q, k, v, scale, causal, sizes) ||
+  std::unique_ptr<KeyRing> ring = ringOf(check, context, mask);
+  if (!ring || !attentionSizes(check, q, k, v, scale, causal, sizes) ||
       !check.floatTensor("y", y) || !check.sameDtype("y", *y, "q", *q) ||
       !check.shape("y", *y, outputShape(*q, *v)) ||
       !check.disjoint("y", *y, "q", *q) || !check.disjoint("y", *y, "k", *k) ||
@@ -79,17 +96,24 @@ metart_status metart_nn_attention(metart_context *context,
   const void *qd = w.in(q), *kd = w.in(k), *vd = w.in(v);
   void *yd = w.out(y);
   return check.finish(w.run([&] {
-    return context->backend->attention(w.dtype(), sizes, qd, kd, vd, yd);
+    Backend &backend = *context->backend;
+    return ring->size() == 1
+               ? backend.attention(w.dtype(), sizes, qd, kd, vd, yd)
+               : backend.ringAttention(w.dtype(), sizes, qd, kd, vd, yd, *ring);
   }));
 }
 
-metart_status metart_nn_attention_backward(
-    metart_context *context, const metart_tensor *q, const metart_tensor *k,
-    const metart_tensor *v, const metart_tensor *dy, double scale, int causal,
-    const metart_tensor *dq, const metart_tensor *dk, const metart_tensor *dv) {
-  Checker check(context, "metart_nn_attention_backward");
+metart_status attentionBackward(const char *name, metart_context *context,
+                                const metart_tensor *q, const metart_tensor *k,
+                                const metart_tensor *v, const metart_tensor *dy,
+                                double scale, int causal, int32_t mask,
+                                const metart_tensor *dq,
+                                const metart_tensor *dk,
+                                const metart_tensor *dv) {
+  Checker check(context, name);
   AttentionSizes sizes;
-  if (!attentionSizes(check, q, k, v, scale, causal, sizes))
+  std::unique_ptr<KeyRing> ring = ringOf(check, context, mask);
+  if (!ring || !attentionSizes(check, q, k, v, scale, causal, sizes))
     return check.result();
   if (!dq && !dk && !dv)
     return check.invalid("asks for none of dq, dk and dv");
@@ -114,20 +138,26 @@ metart_status metart_nn_attention_backward(
   const void *qd = w.in(q), *kd = w.in(k), *vd = w.in(v), *dyd = w.in(dy);
   void *dqd = w.out(dq), *dkd = w.out(dk), *dvd = w.out(dv);
   return check.finish(w.run([&] {
-    return context->backend->attentionBackward(w.dtype(), sizes, qd, kd, vd,
-                                               dyd, dqd, dkd, dvd);
+    Backend &backend = *context->backend;
+    return ring->size() == 1
+               ? backend.attentionBackward(w.dtype(), sizes, qd, kd, vd, dyd,
+                                           dqd, dkd, dvd)
+               : backend.ringAttentionBackward(w.dtype(), sizes, qd, kd, vd,
+                                               dyd, dqd, dkd, dvd, *ring);
   }));
 }
 
-metart_status metart_nn_attention_double_backward(
-    metart_context *context, const metart_tensor *q, const metart_tensor *k,
-    const metart_tensor *v, const metart_tensor *dy, const metart_tensor *gq,
-    const metart_tensor *gk, const metart_tensor *gv, double scale, int causal,
-    const metart_tensor *q_bar, const metart_tensor *k_bar,
-    const metart_tensor *v_bar, const metart_tensor *dy_bar) {
-  Checker check(context, "metart_nn_attention_double_backward");
+metart_status attentionDoubleBackward(
+    const char *name, metart_context *context, const metart_tensor *q,
+    const metart_tensor *k, const metart_tensor *v, const metart_tensor *dy,
+    const metart_tensor *gq, const metart_tensor *gk, const metart_tensor *gv,
+    double scale, int causal, int32_t mask, const metart_tensor *q_bar,
+    const metart_tensor *k_bar, const metart_tensor *v_bar,
+    const metart_tensor *dy_bar) {
+  Checker check(context, name);
   AttentionSizes sizes;
-  if (!attentionSizes(check, q, k, v, scale, causal, sizes))
+  std::unique_ptr<KeyRing> ring = ringOf(check, context, mask);
+  if (!ring || !attentionSizes(check, q, k, v, scale, causal, sizes))
     return check.result();
   if (!gq && !gk && !gv)
     return check.invalid("is given none of gq, gk and gv");
@@ -162,6 +192,70 @@ metart_status metart_nn_attention_double_backward(
   AttentionCotangents out{w.out(q_bar), w.out(k_bar), w.out(v_bar),
                           w.out(dy_bar)};
   return check.finish(w.run([&] {
-    return context->backend->attentionDoubleBackward(w.dtype(), sizes, in, out);
+    Backend &backend = *context->backend;
+    return ring->size() == 1
+               ? backend.attentionDoubleBackward(w.dtype(), sizes, in, out)
+               : backend.ringAttentionDoubleBackward(w.dtype(), sizes, in, out,
+                                                     *ring);
   }));
+}
+
+} // namespace
+
+metart_status metart_nn_attention(metart_context *context,
+                                  const metart_tensor *q,
+                                  const metart_tensor *k,
+                                  const metart_tensor *v, double scale,
+                                  int causal, const metart_tensor *y) {
+  return attention("metart_nn_attention", context, q, k, v, scale, causal, 0,
+                   y);
+}
+
+metart_status metart_nn_ring_attention(metart_context *context,
+                                       const metart_tensor *q,
+                                       const metart_tensor *k,
+                                       const metart_tensor *v, double scale,
+                                       int causal, int32_t axes_mask,
+                                       const metart_tensor *y) {
+  return attention("metart_nn_ring_attention", context, q, k, v, scale, causal,
+                   axes_mask, y);
+}
+
+metart_status metart_nn_attention_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, double scale, int causal,
+    const metart_tensor *dq, const metart_tensor *dk, const metart_tensor *dv) {
+  return attentionBackward("metart_nn_attention_backward", context, q, k, v, dy,
+                           scale, causal, 0, dq, dk, dv);
+}
+
+metart_status metart_nn_ring_attention_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, double scale, int causal,
+    int32_t axes_mask, const metart_tensor *dq, const metart_tensor *dk,
+    const metart_tensor *dv) {
+  return attentionBackward("metart_nn_ring_attention_backward", context, q, k,
+                           v, dy, scale, causal, axes_mask, dq, dk, dv);
+}
+
+metart_status metart_nn_attention_double_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, const metart_tensor *gq,
+    const metart_tensor *gk, const metart_tensor *gv, double scale, int causal,
+    const metart_tensor *q_bar, const metart_tensor *k_bar,
+    const metart_tensor *v_bar, const metart_tensor *dy_bar) {
+  return attentionDoubleBackward("metart_nn_attention_double_backward", context,
+                                 q, k, v, dy, gq, gk, gv, scale, causal, 0,
+                                 q_bar, k_bar, v_bar, dy_bar);
+}
+
+metart_status metart_nn_ring_attention_double_backward(
+    metart_context *context, const metart_tensor *q, const metart_tensor *k,
+    const metart_tensor *v, const metart_tensor *dy, const metart_tensor *gq,
+    const metart_tensor *gk, const metart_tensor *gv, double scale, int causal,
+    int32_t axes_mask, const metart_tensor *q_bar, const metart_tensor *k_bar,
+    const metart_tensor *v_bar, const metart_tensor *dy_bar) {
+  return attentionDoubleBackward(
+      "metart_nn_ring_attention_double_backward", context, q, k, v, dy, gq, gk,
+      gv, scale, causal, axes_mask, q_bar, k_bar, v_bar, dy_bar);
 }
