@@ -196,6 +196,12 @@ struct Options {
                "kernels (on, the default) or call the runtime op by op "
                "(off)"),
       cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
+  cl::opt<std::string> ringAttention{
+      "ring-attention",
+      cl::desc("Fused attention over positions split by the sequence axis: "
+               "ring attention, keys and values passed around the axis (on, "
+               "the default; CPU backend), or gathered on every rank (off)"),
+      cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<std::string> deviceKernels{
       "device-kernels",
       cl::desc("Also compile the fused groups into CUDA kernels (PTX through "
@@ -800,6 +806,12 @@ int metac::metacMain(int argc, char **argv) {
     return 1;
   }
   pipeline.fusion = options.fusion == "on";
+  if (options.ringAttention != "on" && options.ringAttention != "off") {
+    llvm::errs() << "metac: error: --ring-attention must be on or off, got '"
+                 << options.ringAttention << "'\n";
+    return 1;
+  }
+  pipeline.ringAttention = options.ringAttention == "on";
   if (options.deviceKernels != "on" && options.deviceKernels != "off") {
     llvm::errs() << "metac: error: --device-kernels must be on or off, got '"
                  << options.deviceKernels << "'\n";

@@ -403,10 +403,10 @@ Value ModelGenerator::genAttention(const CallExpr &call, Scope &scope) {
   Value context;
   if (*fused) {
     // One op: the runtime's tiled kernel with an online softmax.
-    context = finish(
-        nn::AttentionOp::create(builder, l, typeOf({*heads, length, width}), q,
-                                k, v, builder.getF64FloatAttr(scale),
-                                *causal ? builder.getUnitAttr() : UnitAttr()));
+    context = finish(nn::AttentionOp::create(
+        builder, l, typeOf({*heads, length, width}), q, k, v,
+        builder.getF64FloatAttr(scale),
+        *causal ? builder.getUnitAttr() : UnitAttr(), DenseI16ArrayAttr()));
     if (!context)
       return nullptr;
     return joinHeads(context);

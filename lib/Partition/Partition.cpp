@@ -46,8 +46,10 @@ SmallVector<shard::GridAxis> axesOf(unsigned mask) {
 
 class FunctionPartitioner {
 public:
-  FunctionPartitioner(func::FuncOp function, shard::GridOp grid)
-      : function(function), grid(grid), meshSizes(grid.getShape()) {
+  FunctionPartitioner(func::FuncOp function, shard::GridOp grid,
+                      bool ringAttention)
+      : function(function), grid(grid), meshSizes(grid.getShape()),
+        ringAttention(ringAttention) {
     // Pipelines compute a micro-batch at a time: the task axis is split
     // that many times more (the pipeline pass adds the parts up).
     if (auto micro = function->getAttrOfType<IntegerAttr>("meta.micro_batches"))
@@ -80,6 +82,7 @@ private:
   func::FuncOp function;
   shard::GridOp grid;
   SmallVector<int64_t> meshSizes;
+  bool ringAttention;
   DenseMap<Value, Sharding> shardings;
   DenseMap<Value, RankedTensorType> globalTypes;
   DenseMap<Value, Value> summed;
@@ -424,7 +427,7 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
   OpBuilder b(op);
   auto sharding = [&](Value v) -> const Sharding & { return shardingOf(v); };
   auto globalType = [&](Value v) { return globalTypeOf(v); };
-  RuleContext ctx{meshSizes, sharding, globalType};
+  RuleContext ctx{meshSizes, sharding, globalType, ringAttention};
   OpPlan plan = planOp(op, ctx);
   for (auto [operand, target] : llvm::zip(op->getOpOperands(), plan.operands)) {
     Value v = operand.get();
@@ -442,6 +445,8 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
   for (auto [result, sharding] : llvm::zip(op->getResults(), plan.results))
     if (failed(define(result, sharding)))
       return failure();
+  for (NamedAttribute attribute : plan.attributes)
+    op->setAttr(attribute.getName(), attribute.getValue());
   if (plan.resultScale != 1.0) {
     Value result = op->getResult(0);
     b.setInsertionPointAfter(op);
@@ -491,6 +496,7 @@ shard::GridOp gridOf(func::FuncOp function, SymbolTable &symbols) {
 
 struct MetaPartitionPass
     : public metac::partition::impl::MetaPartitionBase<MetaPartitionPass> {
+  using MetaPartitionBase::MetaPartitionBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -508,7 +514,7 @@ struct MetaPartitionPass
       if (grid.getShape()[MeshAxis::Data] > 1 ||
           grid.getShape()[MeshAxis::Expert] > 1)
         nn::decomposeBatchNorms(function, [](nn::BatchNormOp) { return true; });
-      if (failed(FunctionPartitioner(function, grid).run()))
+      if (failed(FunctionPartitioner(function, grid, ringAttention).run()))
         return signalPassFailure();
       reduceScatterSlices(function);
     }

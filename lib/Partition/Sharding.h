@@ -49,6 +49,8 @@ struct OpPlan {
   llvm::SmallVector<OperandTarget> operands;
   llvm::SmallVector<Sharding> results;
   double resultScale = 1.0;
+  /// Attributes the op takes on its per-rank form (ring attention's axes).
+  llvm::SmallVector<mlir::NamedAttribute> attributes;
 };
 
 /// The sharding facts a rule reads.
@@ -57,6 +59,9 @@ struct RuleContext {
   /// Current sharding and global type of an operand.
   llvm::function_ref<const Sharding &(mlir::Value)> shardingOf;
   llvm::function_ref<mlir::RankedTensorType(mlir::Value)> globalTypeOf;
+  /// Whether fused attention keeps positions split by the sequence axis
+  /// (ring attention) rather than gathering them.
+  bool ringAttention = true;
 };
 
 /// The more distributed of two shardings of the same dimension.

@@ -358,20 +358,37 @@ OpPlan softmaxPlan(Operation *op, int64_t axis, const RuleContext &ctx) {
   return plan;
 }
 
-/// Fused attention and its derivative: the batch dimensions (tasks,
+/// Fused attention and its derivatives: the batch dimensions (tasks,
 /// samples, heads) are independent and keep the operands' split; each
-/// attention's queries, keys and features stay whole.
+/// attention's features stay whole, and so do its queries and keys, unless
+/// the sequence axis splits them: then they stay split and the op becomes
+/// ring attention (`ring_axes`), whose keys travel around that axis.
 OpPlan attentionPlan(Operation *op, const RuleContext &ctx) {
   SmallVector<int> dims = ctx.shardingOf(op->getOperand(0)).dims;
+  size_t rank = dims.size();
+  bool positionsSplit = false;
+  for (Value operand : op->getOperands())
+    positionsSplit |=
+        ctx.shardingOf(operand).dims[rank - 2] == int(MeshAxis::Sequence);
   for (Value other : op->getOperands().drop_front())
     for (auto [d, axis] : llvm::enumerate(ctx.shardingOf(other).dims))
       dims[d] = joinAxes(dims[d], axis);
-  size_t rank = dims.size();
-  dims[rank - 2] = dims[rank - 1] = kReplicated;
+  dims[rank - 1] = kReplicated;
+  dims[rank - 2] = ctx.ringAttention && positionsSplit ? int(MeshAxis::Sequence)
+                                                       : kReplicated;
+  // The positions' split comes first: batch dimensions give the axis up.
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (dims[d] == dims[rank - 2])
+      dims[d] = kReplicated;
   dedupeAxes(dims);
   OpPlan plan;
   plan.operands.assign(op->getNumOperands(), OperandTarget{dims, false});
   plan.results.push_back({dims, 0});
+  if (dims[rank - 2] != kReplicated) {
+    Builder b(op->getContext());
+    plan.attributes.push_back(b.getNamedAttr(
+        "ring_axes", b.getDenseI16ArrayAttr({int16_t(MeshAxis::Sequence)})));
+  }
   return plan;
 }
 

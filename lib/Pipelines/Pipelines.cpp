@@ -112,7 +112,9 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     pm.addPass(partition::createMetaPlan(plan));
   }
   if (after(Phase::Partitioned)) {
-    pm.addPass(partition::createMetaPartition());
+    partition::MetaPartitionOptions partitioning;
+    partitioning.ringAttention = options.ringAttention;
+    pm.addPass(partition::createMetaPartition(partitioning));
     // Per function: a pipeline's stages are simplified in parallel.
     OpPassManager &perFunction = pm.nest<func::FuncOp>();
     perFunction.addPass(createCanonicalizerPass());

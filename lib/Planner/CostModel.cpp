@@ -291,7 +291,7 @@ ProductShape productShapeOf(Operation *op) {
         double(
             cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2]) /
         64.0);
-    shape.calls = 2 * std::max(blocks, 1.0) * tiles;
+    shape.calls = 2 * std::max(blocks, 1.0) * tiles * double(ringRanksOf(o));
   } else if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
     attentionGemm(o.getQuery(), o.getKey());
     // Per block of 64 queries and tile of 64 keys the call makes seven
@@ -299,7 +299,8 @@ ProductShape productShapeOf(Operation *op) {
     // dP, dq, dk), shared out as the FLOPs are (OpCost.cpp): 5/3 to
     // value's op, 8/3 to query's and key's.
     shape.calls = (o.getWrt() == "value" ? 5.0 / 3 : 8.0 / 3) *
-                  attentionTiles(o.getQuery(), o.getKey());
+                  attentionTiles(o.getQuery(), o.getKey()) *
+                  double(ringRanksOf(o));
   } else if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
     attentionGemm(o.getQuery(), o.getKey());
     // Per block and tile the call makes 7 GEMMs for a value cotangent
@@ -307,7 +308,8 @@ ProductShape productShapeOf(Operation *op) {
     // key's (scores, dP and dS-bar twice; q-bar, k-bar twice with one of
     // them, v-bar, dy-bar), shared by its 3 or 4 ops as the FLOPs are.
     shape.calls = (o.getFrom() == "value" ? 7.0 / 3 : 11.0 / 4) *
-                  attentionTiles(o.getQuery(), o.getKey());
+                  attentionTiles(o.getQuery(), o.getKey()) *
+                  double(ringRanksOf(o));
   } else if (auto o = dyn_cast<nn::Conv2DOp>(op)) {
     convolution(o.getInput(), o.getWeight(), o.getResult());
   } else if (auto o = dyn_cast<nn::Conv2DBackwardInputOp>(op)) {
@@ -668,6 +670,12 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       ++program.calls;
       return;
     }
+    // Ring attention exchanges its blocks with the ring's neighbours
+    // before (and between) its computation: one step, synchronously.
+    if (double bytes = ringExchangeBytes(op); bytes > 0)
+      collective(Collective::SendRecv,
+                 op->getAttrOfType<DenseI16ArrayAttr>("ring_axes").asArrayRef(),
+                 bytes);
     const Cached &c = costOf(op);
     program.flops += c.cost.flops;
     if (c.seconds > 0) {

@@ -44,14 +44,16 @@ double traffic(Operation *op) {
 }
 
 /// An attention derivative's pairs of query and key (halved when causal),
-/// query width D and value width E.
+/// query width D and value width E. Ring attention's queries meet every
+/// rank's keys (causal: half of them on average over the ring's ranks).
 struct AttentionSizes {
   double pairs, width, values;
 };
 template <typename Op> AttentionSizes attentionSizes(Op o) {
   double width = trailing(o.getQuery(), 1), values = trailing(o.getValue(), 1);
   double keys =
-      cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2];
+      cast<RankedTensorType>(o.getKey().getType()).getShape().end()[-2] *
+      double(ringRanksOf(o));
   double pairs = elements(o.getQuery()) / width * keys;
   return {o.getCausal() ? pairs / 2 : pairs, width, values};
 }
@@ -62,7 +64,59 @@ OpCost perElement(Operation *op, double flopsPerElement, Value counted) {
 
 } // namespace
 
+static OpCost computeCost(Operation *op);
+
+int64_t metac::planner::ringRanksOf(Operation *op) {
+  auto axes = op->getAttrOfType<DenseI16ArrayAttr>("ring_axes");
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!axes || !module)
+    return 1;
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    int64_t ranks = 1;
+    for (int16_t axis : axes.asArrayRef())
+      if (axis < int64_t(grid.getShape().size()))
+        ranks *= grid.getShape()[axis];
+    return ranks;
+  }
+  return 1;
+}
+
+double metac::planner::ringExchangeBytes(Operation *op) {
+  int64_t ranks = ringRanksOf(op);
+  if (ranks <= 1)
+    return 0;
+  double hops = double(ranks - 1);
+  if (auto o = dyn_cast<nn::AttentionOp>(op))
+    return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()));
+  // Two passes over the blocks, and the key-side cotangents (about the
+  // keys' and values' size) home after ring size hops.
+  if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
+    if (o.getSiblings().front() != o)
+      return 0;
+    double blocks = bytesOf(o.getKey()) + bytesOf(o.getValue());
+    return 2 * hops * blocks + double(ranks) * blocks;
+  }
+  if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
+    if (o.getSiblings().front() != o)
+      return 0;
+    double blocks = bytesOf(o.getKey()) + bytesOf(o.getValue());
+    double given = o.getFrom() == "key"     ? bytesOf(o.getKey())
+                   : o.getFrom() == "value" ? bytesOf(o.getValue())
+                                            : 0;
+    return 2 * hops * (blocks + given) + double(ranks) * blocks;
+  }
+  return 0;
+}
+
 OpCost metac::planner::estimateOpCost(Operation *op) {
+  OpCost cost = computeCost(op);
+  cost.commBytes += ringExchangeBytes(op);
+  return cost;
+}
+
+/// The op's own work and traffic (its collectives' payload as
+/// communication).
+static OpCost computeCost(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpCost>(op)
       // Products: two operations per multiply-add, plus the bias.
       .Case([](nn::LinearOp o) {
@@ -82,7 +136,7 @@ OpCost metac::planner::estimateOpCost(Operation *op) {
         auto k = cast<RankedTensorType>(o.getKey().getType()).getShape();
         double pairs = elements(o.getResult()) /
                        o.getResult().getType().getShape().back() *
-                       double(k.end()[-2]);
+                       double(k.end()[-2]) * double(ringRanksOf(o));
         if (o.getCausal())
           pairs /= 2;
         double values = o.getResult().getType().getShape().back();

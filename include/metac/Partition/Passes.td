@@ -79,6 +79,11 @@ def MetaPartition : Pass<"meta-partition", "::mlir::ModuleOp"> {
     pipeline axis together with the task reduction, so every stage applies
     the same outer step to all parameters.
   }];
+  let options = [
+    Option<"ringAttention", "ring-attention", "bool", /*default=*/"true",
+           "Fused attention over positions split by the sequence axis runs "
+           "as ring attention (false: keys and values gathered)">,
+  ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",

@@ -102,6 +102,11 @@ struct PipelineOptions {
   /// dynamic or off overriding every training program's loss_scale, or
   /// empty.
   std::string lossScale;
+  /// Whether fused attention over positions split by the sequence axis
+  /// runs as ring attention (`--ring-attention=on`, the default) or
+  /// gathers the keys and values (`off`; also what the CUDA backend needs:
+  /// ring attention runs on the CPU backend only).
+  bool ringAttention = true;
   /// Whether the fused phase groups elementwise, broadcast and sum chains
   /// into kernels of their own (`--fusion=on`, the default) or leaves every
   /// op a runtime call (`--fusion=off`).

@@ -43,6 +43,16 @@ OpCost estimateOpCost(mlir::Operation *op);
 /// The bytes of a statically shaped tensor type (0 for anything else).
 uint64_t tensorBytes(mlir::Type type);
 
+/// Ring attention (an attention op with `ring_axes`): the ranks of its
+/// ring, from the module's mesh; 1 for any other op.
+int64_t ringRanksOf(mlir::Operation *op);
+
+/// The bytes ring attention's runtime call passes to the next rank (the
+/// key side's blocks, ring size - 1 times per pass, and the key-side
+/// cotangents' way home), counted at the first op of the call; 0 for the
+/// call's other ops and for any other op.
+double ringExchangeBytes(mlir::Operation *op);
+
 /// The sum over every op of `function`, nested ones included.
 OpCost estimateFunctionCost(mlir::func::FuncOp function);
 

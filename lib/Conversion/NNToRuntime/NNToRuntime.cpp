@@ -23,6 +23,7 @@ namespace metac {
 
 using namespace mlir;
 using namespace metac;
+using metac::lowering::axesMask;
 using metac::lowering::byteSize;
 using metac::lowering::RuntimeCallEmitter;
 using metac::lowering::StepLowering;
@@ -262,12 +263,20 @@ void StepLowering::lowerAttentionBackward(nn::AttentionBackwardOp op) {
     outputs[attentionSlot(sibling.getWrt())] = result(sibling);
   Value ctx = emit.context();
   auto optional = [&](Value d) { return d ? d : emit.null(); };
-  emit.checkedCall("metart_nn_attention_backward",
-                   {ctx, operand(op.getQuery()), operand(op.getKey()),
-                    operand(op.getValue()), operand(op.getGrad()),
-                    emit.f64(op.getScale().convertToDouble()),
-                    emit.i32(op.getCausal()), optional(outputs[0]),
-                    optional(outputs[1]), optional(outputs[2])});
+  SmallVector<Value> args = {ctx,
+                             operand(op.getQuery()),
+                             operand(op.getKey()),
+                             operand(op.getValue()),
+                             operand(op.getGrad()),
+                             emit.f64(op.getScale().convertToDouble()),
+                             emit.i32(op.getCausal())};
+  if (auto ring = op.getRingAxes())
+    args.push_back(emit.i32(axesMask(*ring)));
+  args.append(
+      {optional(outputs[0]), optional(outputs[1]), optional(outputs[2])});
+  emit.checkedCall(op.getRingAxes() ? "metart_nn_ring_attention_backward"
+                                    : "metart_nn_attention_backward",
+                   args);
 }
 
 /// As the backward: one call for the ops of one `from` and cotangent.
@@ -280,14 +289,23 @@ void StepLowering::lowerAttentionDoubleBackward(
     outputs[attentionSlot(sibling.getWrt())] = result(sibling);
   cotangents[attentionSlot(op.getFrom())] = operand(op.getCotangent());
   auto optional = [&](Value d) { return d ? d : emit.null(); };
-  emit.checkedCall(
-      "metart_nn_attention_double_backward",
-      {emit.context(), operand(op.getQuery()), operand(op.getKey()),
-       operand(op.getValue()), operand(op.getGrad()), optional(cotangents[0]),
-       optional(cotangents[1]), optional(cotangents[2]),
-       emit.f64(op.getScale().convertToDouble()), emit.i32(op.getCausal()),
-       optional(outputs[0]), optional(outputs[1]), optional(outputs[2]),
-       optional(outputs[3])});
+  SmallVector<Value> args = {emit.context(),
+                             operand(op.getQuery()),
+                             operand(op.getKey()),
+                             operand(op.getValue()),
+                             operand(op.getGrad()),
+                             optional(cotangents[0]),
+                             optional(cotangents[1]),
+                             optional(cotangents[2]),
+                             emit.f64(op.getScale().convertToDouble()),
+                             emit.i32(op.getCausal())};
+  if (auto ring = op.getRingAxes())
+    args.push_back(emit.i32(axesMask(*ring)));
+  args.append({optional(outputs[0]), optional(outputs[1]), optional(outputs[2]),
+               optional(outputs[3])});
+  emit.checkedCall(op.getRingAxes() ? "metart_nn_ring_attention_double_backward"
+                                    : "metart_nn_attention_double_backward",
+                   args);
 }
 
 /// `void @<kernel>_thunk(ptr arguments, i64 chunk)`: calls the generated
@@ -576,6 +594,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                       emit.i32(o.getTransposeRhs()), result(o)}));
           })
           .Case([&](nn::AttentionOp o) {
+            if (auto ring = o.getRingAxes())
+              return std::make_pair(
+                  StringRef("metart_nn_ring_attention"),
+                  args({ctx, operand(o.getQuery()), operand(o.getKey()),
+                        operand(o.getValue()),
+                        emit.f64(o.getScale().convertToDouble()),
+                        emit.i32(o.getCausal()), emit.i32(axesMask(*ring)),
+                        result(o)}));
             return std::make_pair(
                 StringRef("metart_nn_attention"),
                 args({ctx, operand(o.getQuery()), operand(o.getKey()),

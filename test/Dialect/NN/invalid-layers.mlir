@@ -107,6 +107,30 @@ func.func @attention_causal(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>) -> tensor<
   return %0 : tensor<3x4xf32>
 }
 // -----
+func.func @attention_ring_empty(%q: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op 'ring_axes' names no mesh axis}}
+  %0 = nn.attention %q, %q, %q scale 1.0 {ring_axes = array<i16>} : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_ring_axis(%q: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention' op 'ring_axes' has 6, not an axis of the six-axis mesh}}
+  %0 = nn.attention %q, %q, %q scale 1.0 {ring_axes = array<i16: 5, 6>} : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_ring_order(%q: tensor<3x4xf32>, %dy: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_backward' op 'ring_axes' must increase, got 5 then 2}}
+  %0 = nn.attention_backward %q, %q, %q, %dy scale 1.0 wrt "query" {ring_axes = array<i16: 5, 2>} : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
+func.func @attention_ring_negative(%q: tensor<3x4xf32>, %dy: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'nn.attention_double_backward' op 'ring_axes' has -1, not an axis of the six-axis mesh}}
+  %0 = nn.attention_double_backward %q, %q, %q, %dy, %dy scale 1.0 from "query" wrt "key" {ring_axes = array<i16: -1>} : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+// -----
 func.func @attention_result(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>) -> tensor<3x4xf32> {
   // expected-error@+1 {{'nn.attention' op}}
   %0 = nn.attention %q, %k, %v scale 1.0 : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32> -> tensor<3x4xf32>

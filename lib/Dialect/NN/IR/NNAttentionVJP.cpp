@@ -55,7 +55,8 @@ SmallVector<AttentionBackwardOp, 3> AttentionBackwardOp::getSiblings() {
   return siblingsOf<AttentionBackwardOp, 3>(
       *this, [&](AttentionBackwardOp other) {
         return other.getScale() == getScale() &&
-               other.getCausal() == getCausal();
+               other.getCausal() == getCausal() &&
+               other.getRingAxesAttr() == getRingAxesAttr();
       });
 }
 
@@ -64,7 +65,9 @@ AttentionDoubleBackwardOp::getSiblings() {
   return siblingsOf<AttentionDoubleBackwardOp, 4>(
       *this, [&](AttentionDoubleBackwardOp other) {
         return other.getScale() == getScale() &&
-               other.getCausal() == getCausal() && other.getFrom() == getFrom();
+               other.getCausal() == getCausal() &&
+               other.getFrom() == getFrom() &&
+               other.getRingAxesAttr() == getRingAxesAttr();
       });
 }
 
@@ -72,9 +75,14 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange dys,
                                     SmallVectorImpl<Value> &dx) {
   NNBuilder nn(b, getLoc());
   double scale = getScale().convertToDouble();
-  for (StringRef wrt : {"query", "key", "value"})
-    dx.push_back(nn.attentionBackward(getQuery(), getKey(), getValue(), dys[0],
-                                      scale, getCausal(), wrt));
+  for (StringRef wrt : {"query", "key", "value"}) {
+    Value d = nn.attentionBackward(getQuery(), getKey(), getValue(), dys[0],
+                                   scale, getCausal(), wrt);
+    // Ring attention's derivative is ring attention's too.
+    if (DenseI16ArrayAttr axes = getRingAxesAttr())
+      d.getDefiningOp()->setAttr(getRingAxesAttrName(), axes);
+    dx.push_back(d);
+  }
   return success();
 }
 
@@ -88,9 +96,12 @@ LogicalResult AttentionBackwardOp::buildVJP(OpBuilder &b, ValueRange dys,
       dx.push_back(Value());
       continue;
     }
-    dx.push_back(nn.attentionDoubleBackward(getQuery(), getKey(), getValue(),
-                                            getGrad(), dys[0], scale,
-                                            getCausal(), getWrt(), wrt));
+    Value d =
+        nn.attentionDoubleBackward(getQuery(), getKey(), getValue(), getGrad(),
+                                   dys[0], scale, getCausal(), getWrt(), wrt);
+    if (DenseI16ArrayAttr axes = getRingAxesAttr())
+      d.getDefiningOp()->setAttr(getRingAxesAttrName(), axes);
+    dx.push_back(d);
   }
   return success();
 }

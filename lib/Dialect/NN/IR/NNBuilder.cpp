@@ -123,7 +123,8 @@ Value NNBuilder::attention(Value q, Value k, Value v, double scale,
   shape.push_back(cast<RankedTensorType>(v.getType()).getShape().back());
   return AttentionOp::create(
       b, loc, RankedTensorType::get(shape, qt.getElementType()), q, k, v,
-      b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr());
+      b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr(),
+      DenseI16ArrayAttr());
 }
 
 /// The operand of attention (or of its backward: "grad") that an attention
@@ -138,7 +139,7 @@ Value NNBuilder::attentionBackward(Value q, Value k, Value v, Value dy,
   return AttentionBackwardOp::create(
       b, loc, attentionOperand(wrt, q, k, v, dy).getType(), q, k, v, dy,
       b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr(),
-      b.getStringAttr(wrt));
+      b.getStringAttr(wrt), DenseI16ArrayAttr());
 }
 
 Value NNBuilder::attentionDoubleBackward(Value q, Value k, Value v, Value dy,
@@ -147,7 +148,7 @@ Value NNBuilder::attentionDoubleBackward(Value q, Value k, Value v, Value dy,
   return AttentionDoubleBackwardOp::create(
       b, loc, attentionOperand(wrt, q, k, v, dy).getType(), q, k, v, dy, g,
       b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr(),
-      b.getStringAttr(from), b.getStringAttr(wrt));
+      b.getStringAttr(from), b.getStringAttr(wrt), DenseI16ArrayAttr());
 }
 
 Value NNBuilder::matmul(Value x, Value y, bool transposeA, bool transposeB) {

@@ -28,6 +28,8 @@ static Value attentionOperand(StringRef name, Value query, Value key,
 }
 
 LogicalResult AttentionBackwardOp::verify() {
+  if (failed(verifyRingAxes(*this, getRingAxes())))
+    return failure();
   FailureOr<SmallVector<int64_t>> output = attentionOutputShape(
       *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
       getCausal(), getScale().convertToDouble());
@@ -45,6 +47,8 @@ LogicalResult AttentionBackwardOp::verify() {
 }
 
 LogicalResult AttentionDoubleBackwardOp::verify() {
+  if (failed(verifyRingAxes(*this, getRingAxes())))
+    return failure();
   FailureOr<SmallVector<int64_t>> output = attentionOutputShape(
       *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
       getCausal(), getScale().convertToDouble());

@@ -213,4 +213,21 @@ attentionOutputShape(Operation *op, ArrayRef<int64_t> q, ArrayRef<int64_t> k,
   return expected;
 }
 
+LogicalResult verifyRingAxes(Operation *op,
+                             std::optional<ArrayRef<int16_t>> axes) {
+  if (!axes)
+    return success();
+  if (axes->empty())
+    return op->emitOpError("'ring_axes' names no mesh axis");
+  for (auto [i, axis] : llvm::enumerate(*axes)) {
+    if (axis < 0 || axis >= 6)
+      return op->emitOpError("'ring_axes' has ")
+             << axis << ", not an axis of the six-axis mesh";
+    if (i > 0 && axis <= (*axes)[i - 1])
+      return op->emitOpError("'ring_axes' must increase, got ")
+             << (*axes)[i - 1] << " then " << axis;
+  }
+  return success();
+}
+
 } // namespace metac::nn::detail

@@ -13,6 +13,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace metac::nn::detail {
@@ -82,6 +83,11 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 attentionOutputShape(mlir::Operation *op, llvm::ArrayRef<int64_t> query,
                      llvm::ArrayRef<int64_t> key, llvm::ArrayRef<int64_t> value,
                      bool causal, double scale);
+
+/// Ring attention's `ring_axes`, when given: axes of metac's six-axis mesh,
+/// at least one, in increasing order.
+mlir::LogicalResult verifyRingAxes(mlir::Operation *op,
+                                   std::optional<llvm::ArrayRef<int16_t>> axes);
 
 } // namespace metac::nn::detail
 

@@ -71,6 +71,8 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
+  if (failed(verifyRingAxes(*this, getRingAxes())))
+    return failure();
   FailureOr<SmallVector<int64_t>> expected = attentionOutputShape(
       *this, shapeOf(getQuery()), shapeOf(getKey()), shapeOf(getValue()),
       getCausal(), getScale().convertToDouble());

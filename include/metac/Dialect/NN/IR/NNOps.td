@@ -131,9 +131,17 @@ def NN_AttentionOp : NN_Op<"attention", [Pure]> {
     once. Its derivative is written in nn ops (the probabilities
     recomputed from q and k), so it is differentiated again like any
     other: second-order MAML through attention.
+
+    With `ring_axes` (set by partitioning for the `sequence` axis), the
+    operands are this rank's block of positions, block r on rank r of the
+    group of those mesh axes, and the op is ring attention: the keys and
+    values pass around the group's ring while each rank computes, so it
+    equals the attention of the whole sequences restricted to this rank's
+    queries (causal by global position) and no rank holds all the keys.
   }];
   let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<DenseI16ArrayAttr>:$ring_axes);
   let results = (outs NN_Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value `scale` $scale (`causal` $causal^)? attr-dict
@@ -419,11 +427,14 @@ def NN_AttentionBackwardOp : NN_Op<"attention_backward", [Pure]> {
     `dP - D` where the attention is peaked.) The three ops of one attention's derivative
     share their operands, and the lowering gives them one runtime call that
     computes the three cotangents together. Its own derivative is
-    `nn.attention_double_backward`.
+    `nn.attention_double_backward`. With `ring_axes`, ring attention's
+    (as `nn.attention`'s): the key-side cotangents travel with their block
+    back to its rank.
   }];
   let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
                        NN_Tensor:$grad, F64Attr:$scale,
-                       UnitAttr:$causal, StrAttr:$wrt);
+                       UnitAttr:$causal, StrAttr:$wrt,
+                       OptionalAttr<DenseI16ArrayAttr>:$ring_axes);
   let results = (outs NN_Tensor:$result);
   let extraClassDeclaration = [{
     /// The ops of this block with this op's operands and attributes (one
@@ -454,11 +465,13 @@ def NN_AttentionDoubleBackwardOp
     `rowsum(P dS-bar)`, `rowsum(P P-bar)`) that the second needs to
     contract every tile's terms, so no `S x T` tensor exists. The ops of one
     `from` and cotangent share one runtime call. Not differentiable again
-    (a third derivative through attention needs `fused = false`).
+    (a third derivative through attention needs `fused = false`). With
+    `ring_axes`, ring attention's (as `nn.attention`'s).
   }];
   let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
                        NN_Tensor:$grad, NN_Tensor:$cotangent, F64Attr:$scale,
-                       UnitAttr:$causal, StrAttr:$from, StrAttr:$wrt);
+                       UnitAttr:$causal, StrAttr:$from, StrAttr:$wrt,
+                       OptionalAttr<DenseI16ArrayAttr>:$ring_axes);
   let results = (outs NN_Tensor:$result);
   let extraClassDeclaration = [{
     /// As nn.attention_backward's: the ops of one runtime call.
