@@ -7,13 +7,14 @@
 #   bench/model_parallel.sh [ITERATIONS]      (default 40)
 #   bench/model_parallel.sh --moe             (the mixture of experts only)
 #   bench/model_parallel.sh --sequence        (the long sequences only)
+#   bench/model_parallel.sh --ring            (ring attention only)
 # Every process runs OpenBLAS on one thread, so N processes use N cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${METAC_BUILD_DIR:-$root/build}
 only=all
 case "${1:-}" in
---moe | --sequence)
+--moe | --sequence | --ring)
   only=${1#--}
   shift
   ;;
@@ -135,4 +136,37 @@ read -r seq_ms seq_bytes < <(run seq1 1)
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$seq_ms" 1.00x "$seq_bytes" 1.00x
 compare seq "$seq_ms" "$seq_bytes" sequence=2 sequence=4 data=2 tensor=2 \
   tensor=2,sequence=2 data=2,sequence=2
+fi
+
+if [ "$only" = all ] || [ "$only" = ring ]; then
+echo
+echo "Ring attention (bench/specs/long_sequence.meta with fused attention and 1024"
+echo "positions): sequence=N with ring attention (keys and values passed around the"
+echo "axis, each rank computing its queries) against --ring-attention=off (queries,"
+echo "keys and values gathered, whole attention on every rank, the result sliced)"
+printf '%-34s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
+for mask in causal full; do
+if [ "$mask" = causal ]; then
+  fused='s/causal = true,/causal = true, fused = true,/'
+else
+  fused='s/causal = true,/fused = true,/'
+  echo "Without the causal mask (every rank's queries see every key: the ring balanced)"
+fi
+sed "$fused; s/i64\\[256\\]/i64[1024]/; s/f32\\[256, 16\\]/f32[1024, 16]/; s/length = 256/length = 1024/" \
+  "$root/bench/specs/long_sequence.meta" >"$work/ring.meta"
+spec=$work/ring.meta
+iterations=3
+read -r ring_ms ring_bytes < <(run "ring1$mask" 1)
+printf '%-34s %10.2f %8s %14d %8s\n' "1 process" "$ring_ms" 1.00x "$ring_bytes" 1.00x
+configs="sequence=2 sequence=4 tensor=2,sequence=2"
+[ "$mask" = full ] && configs=sequence=2
+for config in $configs; do
+  for ring in on off; do
+    np=$(processes "$config")
+    read -r ms bytes < <(run "ring$mask${config//[=,]/}$ring" "$np" --mesh "$config" \
+      --ring-attention="$ring")
+    /usr/bin/python3 -c "print('%-34s %10.2f %7.2fx %14d %7.2fx' % ('$config ring-attention=$ring', $ms, $ring_ms / $ms, $bytes, $bytes / $ring_bytes))"
+  done
+done
+done
 fi
