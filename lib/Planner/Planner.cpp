@@ -108,8 +108,8 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
                              return n % expert != 0;
                            })))
           continue;
-        // The sequence axis splits the positions of sequence tasks; not
-        // under pipeline stages either.
+        // The sequence axis splits the positions of sequence tasks (also
+        // inside pipeline stages).
         for (int64_t sequence : divisors(devices / task / data / expert)) {
           if (sequence > 1 &&
               (problem.positions == 0 || problem.positions % sequence != 0))
@@ -120,7 +120,7 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
             if (tensor > 1 && perNode % tensor)
               continue;
             int64_t pipeline = rest / tensor;
-            if ((expert > 1 || sequence > 1) && pipeline > 1)
+            if (expert > 1 && pipeline > 1)
               continue;
             PlanCandidate plan;
             plan.mesh.sizes = {task, data, tensor, pipeline, expert, sequence};
