@@ -498,11 +498,10 @@ struct MetaPlanPass
         return failure();
     // What the expert and sequence axes do not combine with yet.
     auto notYet = [&](unsigned axis) -> LogicalResult {
-      StringRef with = stages > 1 && axis != MeshAxis::Sequence
-                           ? "pipeline stages"
-                       : train->hasAttr("meta.step_variants")
-                           ? "a mixed meta-batch"
-                           : "";
+      StringRef with =
+          stages > 1 && axis != MeshAxis::Sequence ? "pipeline stages"
+          : train->hasAttr("meta.step_variants")   ? "a mixed meta-batch"
+                                                   : "";
       if (with.empty())
         return success();
       return train.emitError()
