@@ -250,7 +250,8 @@ metart_status metart_recv(metart_context *c, const metart_tensor *y,
    metart_nn_attention_backward or metart_nn_attention_double_backward on
    the whole sequences, this rank keeping its block of every result (dq, dk,
    dv, q_bar, k_bar, v_bar, dy_bar): the keys and values (and gk, gv) pass
-   around the group's ring block by block while each rank computes, and the
+   around the group's ring block by block (each rank computes on one block,
+   then passes it on: the exchanges are not overlapped yet), and the
    key-side cotangents travel with their block back to its rank, so no rank
    holds all the keys. Causal attention masks by global position (blocks
    of queries and keys of one size). A group of one is plain attention. CPU

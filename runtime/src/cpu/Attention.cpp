@@ -101,15 +101,14 @@ KernelStatus attentionOf(const AttentionSizes &s, const T *q, const T *k,
   Travellers<T> keys(ring);
   size_t kAt = keys.read(k, s.batch * s.keys * s.width);
   size_t vAt = keys.read(v, s.batch * s.keys * s.values);
-  for (int64_t step = 0; step < ring.size(); ++step) {
-    if (step > 0)
-      if (KernelStatus status = keys.rotate(); status.failed())
-        return status;
-    AttentionSizes block;
-    if (ring.sizesAt(step, s, block))
-      accumulate(block, q, keys[kAt], keys[vAt], largest.data(), total.data(),
-                 y);
-  }
+  if (KernelStatus status =
+          forEachKeyBlock(ring, keys, s,
+                          [&](const AttentionSizes &block) {
+                            accumulate(block, q, keys[kAt], keys[vAt],
+                                       largest.data(), total.data(), y);
+                          });
+      status.failed())
+    return status;
   parallelFor(queries, 64, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       for (int64_t e = 0; e < s.values; ++e)

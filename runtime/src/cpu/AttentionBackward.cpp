@@ -175,21 +175,18 @@ KernelStatus attentionBackwardOf(const AttentionSizes &s, const T *q,
         body(b, p, ds);
     });
   };
-  for (int64_t step = 0; step < ring.size(); ++step) {
-    if (step > 0)
-      if (KernelStatus status = keys.rotate(); status.failed())
-        return status;
-    AttentionSizes block;
-    if (!ring.sizesAt(step, s, block))
-      continue;
-    eachItem([&](int64_t b, std::vector<T> &p, std::vector<T> &ds) {
-      int64_t at = b * s.length;
-      statistics(block, q + b * qs, keys[kAt] + b * ks,
-                 scoresNeeded ? keys[vAt] + b * vs : nullptr, dy + b * ys, p,
-                 ds, rows.largest.data() + at, rows.total.data() + at,
-                 rows.weighted.data() + at);
-    });
-  }
+  KernelStatus status =
+      forEachKeyBlock(ring, keys, s, [&](const AttentionSizes &block) {
+        eachItem([&](int64_t b, std::vector<T> &p, std::vector<T> &ds) {
+          int64_t at = b * s.length;
+          statistics(block, q + b * qs, keys[kAt] + b * ks,
+                     scoresNeeded ? keys[vAt] + b * vs : nullptr, dy + b * ys,
+                     p, ds, rows.largest.data() + at, rows.total.data() + at,
+                     rows.weighted.data() + at);
+        });
+      });
+  if (status.failed())
+    return status;
   rows.finish();
   if (out.dq)
     std::fill(out.dq, out.dq + s.batch * qs, T(0));
@@ -198,13 +195,7 @@ KernelStatus attentionBackwardOf(const AttentionSizes &s, const T *q,
   vAt = second.read(v, s.batch * vs);
   size_t dkAt = second.sum(out.dk, s.batch * ks);
   size_t dvAt = second.sum(out.dv, s.batch * vs);
-  for (int64_t step = 0; step < ring.size(); ++step) {
-    if (step > 0)
-      if (KernelStatus status = second.rotate(); status.failed())
-        return status;
-    AttentionSizes block;
-    if (!ring.sizesAt(step, s, block))
-      continue;
+  status = forEachKeyBlock(ring, second, s, [&](const AttentionSizes &block) {
     T *dk = second.sumAt(dkAt), *dv = second.sumAt(dvAt);
     eachItem([&](int64_t b, std::vector<T> &p, std::vector<T> &ds) {
       int64_t at = b * s.length;
@@ -215,7 +206,9 @@ KernelStatus attentionBackwardOf(const AttentionSizes &s, const T *q,
                              dk ? dk + b * ks : nullptr,
                              dv ? dv + b * vs : nullptr});
     });
-  }
+  });
+  if (status.failed())
+    return status;
   return second.deliver();
 }
 

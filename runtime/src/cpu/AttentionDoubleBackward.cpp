@@ -244,15 +244,8 @@ KernelStatus doubleBackwardOf(const AttentionSizes &s, Inputs<T> in,
                      at(in.dy, ys),  at(in.gq, qs),  at(keys.gk, ks),
                      at(keys.gv, vs)};
   };
-  auto visit = [&](Travellers<T> &keys, const size_t *kv,
-                   auto body) -> KernelStatus {
-    for (int64_t step = 0; step < ring.size(); ++step) {
-      if (step > 0)
-        if (KernelStatus status = keys.rotate(); status.failed())
-          return status;
-      AttentionSizes block;
-      if (!ring.sizesAt(step, s, block))
-        continue;
+  auto visit = [&](Travellers<T> &keys, const size_t *kv, auto body) {
+    return forEachKeyBlock(ring, keys, s, [&](const AttentionSizes &block) {
       Inputs<T> current{nullptr, keys[kv[0]], keys[kv[1]], nullptr,
                         nullptr, keys[kv[2]], keys[kv[3]]};
       parallelFor(s.batch, 1, [&](int64_t begin, int64_t end) {
@@ -261,8 +254,7 @@ KernelStatus doubleBackwardOf(const AttentionSizes &s, Inputs<T> in,
           body(b, tiles);
         }
       });
-    }
-    return KernelStatus::ok();
+    });
   };
   auto readKeys = [&](Travellers<T> &keys, size_t *kv) {
     kv[0] = keys.read(in.k, s.batch * ks);

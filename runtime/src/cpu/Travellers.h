@@ -89,6 +89,23 @@ private:
   std::vector<Entry> entries;
 };
 
+/// Calls `visit(block)` with the sizes of each key block this rank's
+/// queries see, in ring order, rotating `travellers` between blocks (a
+/// block a causal rank does not see still passes through).
+template <typename T, typename Visit>
+KernelStatus forEachKeyBlock(KeyRing &ring, Travellers<T> &travellers,
+                             const AttentionSizes &whole, Visit visit) {
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    if (step > 0)
+      if (KernelStatus status = travellers.rotate(); status.failed())
+        return status;
+    AttentionSizes block;
+    if (ring.sizesAt(step, whole, block))
+      visit(block);
+  }
+  return KernelStatus::ok();
+}
+
 } // namespace metart::cpu
 
 #endif // METART_SRC_CPU_TRAVELLERS_H

@@ -135,7 +135,8 @@ def NN_AttentionOp : NN_Op<"attention", [Pure]> {
     With `ring_axes` (set by partitioning for the `sequence` axis), the
     operands are this rank's block of positions, block r on rank r of the
     group of those mesh axes, and the op is ring attention: the keys and
-    values pass around the group's ring while each rank computes, so it
+    values pass around the group's ring block by block as each rank
+    computes, so it
     equals the attention of the whole sequences restricted to this rank's
     queries (causal by global position) and no rank holds all the keys.
   }];
