@@ -66,9 +66,9 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
   if (mesh[MeshAxis::Pipeline] > 1)
     return step.emitOpError("cannot shard the optimizer state of a pipelined "
                             "program yet (--zero with a pipeline axis)");
-  if (mesh[MeshAxis::Expert] > 1 || mesh[MeshAxis::Sequence] > 1)
+  if (mesh[MeshAxis::Expert] > 1)
     return step.emitOpError("cannot shard the optimizer state on a mesh "
-                            "with an expert or sequence axis yet (--zero)");
+                            "with an expert axis yet (--zero)");
   SmallVector<shard::GridAxis> axes;
   int64_t mask = 0;
   for (unsigned axis : {MeshAxis::Task, MeshAxis::Data})

@@ -86,11 +86,27 @@ LogicalResult StepLowering::lower() {
   DenseMap<Value, Value> buffer;
   DenseMap<Value, unsigned> death;
   for (Operation &op : body) {
+    // The outer update is in place: its results are its operands' buffers
+    // (under ZeRO, scratch slices of the parameters that the update's
+    // all-gathers read afterwards), which live on while the results do.
+    if (auto update = dyn_cast<meta::OuterStepOp>(op)) {
+      for (auto [result, operand] : llvm::zip(
+               update.getResults(),
+               llvm::concat<Value>(update.getParams(), update.getState()))) {
+        Value base = buffer.lookup(operand);
+        if (!base)
+          continue;
+        buffer[result] = base;
+        for (Operation *user : result.getUsers())
+          death[base] = std::max(death.lookup(base), position[user]);
+      }
+      continue;
+    }
     bool view = isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
                     shard::SendOp, meta::WaitOp>(op);
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
-          isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
+          isa<meta::CarryLoadOp>(op))
         continue;
       // Parameters pulled from servers land in the step's own buffers.
       if (auto server = dyn_cast<meta::ServerStepOp>(op);
