@@ -498,16 +498,12 @@ struct MetaPlanPass
         return failure();
     // What the expert and sequence axes do not combine with yet.
     auto notYet = [&](unsigned axis) -> LogicalResult {
-      StringRef with =
-          stages > 1 && axis != MeshAxis::Sequence ? "pipeline stages"
-          : train->hasAttr("meta.step_variants")   ? "a mixed meta-batch"
-                                                   : "";
-      if (with.empty())
+      if (!train->hasAttr("meta.step_variants"))
         return success();
       return train.emitError()
              << "mesh " << shape.str() << " (" << origin << "): the "
-             << getMeshAxisName(axis) << " axis does not combine with " << with
-             << " yet";
+             << getMeshAxisName(axis)
+             << " axis does not combine with a mixed meta-batch yet";
     };
     if (int64_t experts = shape.sizes[MeshAxis::Expert]; experts > 1) {
       if (shape.sizes[MeshAxis::Data] > 1)

@@ -100,7 +100,7 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
                        [&](int64_t n) { return n % data != 0; }))
         continue;
       // The expert axis splits the samples instead of the data axis, and
-      // the experts of every MoE layer; not under pipeline stages.
+      // the experts of every MoE layer (also inside pipeline stages).
       for (int64_t expert : divisors(devices / task / data)) {
         if (expert > 1 && (data > 1 || problem.experts == 0 ||
                            problem.experts % expert != 0 ||
@@ -120,8 +120,6 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
             if (tensor > 1 && perNode % tensor)
               continue;
             int64_t pipeline = rest / tensor;
-            if (expert > 1 && pipeline > 1)
-              continue;
             PlanCandidate plan;
             plan.mesh.sizes = {task, data, tensor, pipeline, expert, sequence};
             if (pipeline == 1) {

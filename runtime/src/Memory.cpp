@@ -9,6 +9,7 @@
 #include "Checker.h"
 #include "Context.h"
 #include "Tensor.h"
+#include "comm/Communicator.h"
 
 #include <cstdlib>
 #include <new>
@@ -51,8 +52,13 @@ void metart_scratch_free(metart_context *context, void *data, size_t bytes) {
 }
 
 void metart_scratch_reset(metart_context *context) {
-  if (context)
-    context->arena.resetScratch();
+  if (!context)
+    return;
+  // Sends still in flight read the last step's scratch memory.
+  if (context->comm && context->comm->transport)
+    if (KernelStatus s = context->comm->transport->completeSends(); s.failed())
+      setLastError(context, "metart_scratch_reset: " + s.message);
+  context->arena.resetScratch();
 }
 
 metart_status metart_buffer_alloc(metart_context *context, size_t bytes,

@@ -101,6 +101,9 @@ public:
   }
   /// Waits for the context's work and for every rank of the group.
   virtual KernelStatus barrier(int mask) = 0;
+  /// Completes every send still in flight (their buffers are about to be
+  /// reused); a transport whose sends complete on return has none.
+  virtual KernelStatus completeSends() { return KernelStatus::ok(); }
   /// `bytes` of host memory from group rank `root` to the group's others,
   /// whatever memory the transport's collectives move (NCCL's bootstrap).
   virtual KernelStatus broadcastHostBytes(int, void *, size_t, int) {

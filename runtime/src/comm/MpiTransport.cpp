@@ -92,7 +92,7 @@ MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized)
-    (void)progressSends(true);
+    (void)progressSends(kNumMasks - 1);
   for (MPI_Comm *list : {groups, nodeGroups, crossGroups})
     for (int mask = 0; mask < kNumMasks; ++mask)
       if (list[mask] != MPI_COMM_NULL && !finalized)
@@ -150,8 +150,8 @@ KernelStatus MpiTransport::unstage(void *device, const void *host,
 KernelStatus MpiTransport::allReduce(int mask, const void *x, void *y,
                                      int64_t count, metart_dtype dtype,
                                      Reduction reduction) {
-  // Collectives close a step: the sends of the step must be complete.
-  if (KernelStatus s = progressSends(true); s.failed())
+  // The sends whose peers are in this group must be complete first.
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
@@ -177,7 +177,7 @@ KernelStatus MpiTransport::allReduceWith(int mask, const void *x, void *y,
                                          AllReduceAlgorithm algorithm) {
   if (algorithm == AllReduceAlgorithm::Library)
     return allReduce(mask, x, y, count, dtype, reduction);
-  if (KernelStatus s = progressSends(true); s.failed())
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
   void *in = nullptr, *out = nullptr;
@@ -211,7 +211,7 @@ KernelStatus MpiTransport::reduceScatterWith(int mask, const void *x, void *y,
                                              AllReduceAlgorithm algorithm) {
   if (algorithm == AllReduceAlgorithm::Library)
     return reduceScatter(mask, x, y, count, dtype, reduction);
-  if (KernelStatus s = progressSends(true); s.failed())
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   int rank = 0, size = 1;
   MPI_Comm_rank(groups[mask], &rank);
@@ -274,11 +274,11 @@ KernelStatus MpiTransport::splitNodes(int mask, bool &usable) {
 }
 
 KernelStatus
-MpiTransport::exchange(const void *x, size_t inBytes, void *y, size_t outBytes,
-                       const char *what,
+MpiTransport::exchange(int mask, const void *x, size_t inBytes, void *y,
+                       size_t outBytes, const char *what,
                        const std::function<int(void *, void *)> &call) {
-  // Collectives close a step: the sends of the step must be complete.
-  if (KernelStatus s = progressSends(true); s.failed())
+  // The sends whose peers are in this group must be complete first.
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   void *in = nullptr, *out = nullptr;
   if (KernelStatus s = stage(stagedIn, x, inBytes, true, in); s.failed())
@@ -297,11 +297,12 @@ KernelStatus MpiTransport::allGather(int mask, const void *x, void *y,
   if (KernelStatus s = checkCount(count * size); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
-  return exchange(
-      x, bytes, y, bytes * size, "MPI_Allgather", [&](void *in, void *out) {
-        return MPI_Allgather(in, int(count), mpiType(dtype), out, int(count),
-                             mpiType(dtype), groups[mask]);
-      });
+  return exchange(mask, x, bytes, y, bytes * size, "MPI_Allgather",
+                  [&](void *in, void *out) {
+                    return MPI_Allgather(in, int(count), mpiType(dtype), out,
+                                         int(count), mpiType(dtype),
+                                         groups[mask]);
+                  });
 }
 
 KernelStatus MpiTransport::allToAll(int mask, const void *x, void *y,
@@ -311,17 +312,18 @@ KernelStatus MpiTransport::allToAll(int mask, const void *x, void *y,
   if (KernelStatus s = checkCount(count * size); s.failed())
     return s;
   size_t bytes = count * size * dtypeSize(dtype);
-  return exchange(x, bytes, y, bytes, "MPI_Alltoall", [&](void *in, void *out) {
-    return MPI_Alltoall(in, int(count), mpiType(dtype), out, int(count),
-                        mpiType(dtype), groups[mask]);
-  });
+  return exchange(
+      mask, x, bytes, y, bytes, "MPI_Alltoall", [&](void *in, void *out) {
+        return MPI_Alltoall(in, int(count), mpiType(dtype), out, int(count),
+                            mpiType(dtype), groups[mask]);
+      });
 }
 
 KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
                                          int64_t count, metart_dtype dtype,
                                          Reduction reduction) {
-  // Collectives close a step: the sends of the step must be complete.
-  if (KernelStatus s = progressSends(true); s.failed())
+  // The sends whose peers are in this group must be complete first.
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   int size = 0;
   MPI_Comm_size(groups[mask], &size);
@@ -344,8 +346,8 @@ KernelStatus MpiTransport::reduceScatter(int mask, const void *x, void *y,
 
 KernelStatus MpiTransport::broadcast(int mask, void *y, int64_t count,
                                      metart_dtype dtype, int root) {
-  // Collectives close a step: the sends of the step must be complete.
-  if (KernelStatus s = progressSends(true); s.failed())
+  // The sends whose peers are in this group must be complete first.
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
@@ -371,9 +373,10 @@ KernelStatus MpiTransport::broadcastHostBytes(int mask, void *data,
 
 /// Sends do not wait for their receiver: a pipeline stage goes on with its
 /// next micro-batch while the next stage is still busy. The data is a
-/// value of the step that nothing overwrites before the step's closing
-/// collective, which completes every pending send (device memory is
-/// staged into a buffer the send owns).
+/// value of the step that nothing overwrites before the send completes: in
+/// the first collective whose group holds the peer, or at the latest when
+/// the next step resets the scratch memory (device memory is staged into a
+/// buffer the send owns).
 KernelStatus MpiTransport::send(int mask, const void *x, int64_t count,
                                 metart_dtype dtype, int peer) {
   if (KernelStatus s = checkCount(count); s.failed())
@@ -395,13 +398,16 @@ KernelStatus MpiTransport::send(int mask, const void *x, int64_t count,
                              "MPI_Isend");
       s.failed())
     return s;
-  pendingSends.push_back({request, std::move(owned)});
-  return progressSends(false);
+  pendingSends.push_back({request, mask, std::move(owned)});
+  return progressSends(0);
 }
 
-KernelStatus MpiTransport::progressSends(bool wait) {
+KernelStatus MpiTransport::progressSends(int within) {
   for (size_t i = 0; i < pendingSends.size();) {
     int done = 0;
+    // A send to a peer outside the group may wait on a rank that is in a
+    // collective of its own (a pipeline stage's expert all-to-all): test it.
+    bool wait = (pendingSends[i].mask & ~within) == 0;
     int code =
         wait ? MPI_Wait(&pendingSends[i].request, MPI_STATUS_IGNORE)
              : MPI_Test(&pendingSends[i].request, &done, MPI_STATUS_IGNORE);
@@ -421,7 +427,7 @@ KernelStatus MpiTransport::recv(int mask, void *y, int64_t count,
                                 metart_dtype dtype, int peer) {
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
-  if (KernelStatus s = progressSends(false); s.failed())
+  if (KernelStatus s = progressSends(0); s.failed())
     return s;
   size_t bytes = count * dtypeSize(dtype);
   void *out = nullptr;
@@ -445,7 +451,7 @@ KernelStatus MpiTransport::sendRecv(int mask, int64_t, const void *x, void *y,
             "a ring exchange over MPI needs host memory"};
   if (KernelStatus s = checkCount(count); s.failed())
     return s;
-  if (KernelStatus s = progressSends(false); s.failed())
+  if (KernelStatus s = progressSends(0); s.failed())
     return s;
   MPI_Datatype type = mpiType(dtype);
   return check(MPI_Sendrecv(x, int(count), type, to, 1, y, int(count), type,
@@ -454,8 +460,8 @@ KernelStatus MpiTransport::sendRecv(int mask, int64_t, const void *x, void *y,
 }
 
 KernelStatus MpiTransport::barrier(int mask) {
-  // Collectives close a step: the sends of the step must be complete.
-  if (KernelStatus s = progressSends(true); s.failed())
+  // The sends whose peers are in this group must be complete first.
+  if (KernelStatus s = progressSends(mask); s.failed())
     return s;
   if (KernelStatus s = backend.synchronize(); s.failed())
     return s;

@@ -62,6 +62,7 @@ public:
   KernelStatus broadcastHostBytes(int mask, void *data, size_t bytes,
                                   int root) override;
   bool runsOnAnyThread() const override { return !deviceMemory; }
+  KernelStatus completeSends() override { return progressSends(kNumMasks - 1); }
 
 private:
   /// Host memory holding `bytes` of device memory at `device` (copied in
@@ -71,13 +72,14 @@ private:
   /// Copies a staged result back to the device.
   KernelStatus unstage(void *device, const void *host, size_t bytes);
 
-  /// Tests (or, with `wait`, completes) the sends still in flight.
-  KernelStatus progressSends(bool wait);
-  /// After the step's sends complete, runs the MPI call `what` as
+  /// Completes the sends in flight whose peers are in the groups of
+  /// `within` (their masks inside it) and tests the others; 0 tests all.
+  KernelStatus progressSends(int within);
+  /// After the group's sends complete, runs the MPI call `what` as
   /// `call(in, out)` on `x` (`inBytes`) and `y` (`outBytes`), staged through
   /// host memory when the transport's buffers are the device's.
-  KernelStatus exchange(const void *x, size_t inBytes, void *y, size_t outBytes,
-                        const char *what,
+  KernelStatus exchange(int mask, const void *x, size_t inBytes, void *y,
+                        size_t outBytes, const char *what,
                         const std::function<int(void *, void *)> &call);
 
   /// Splits the group of `mask` into nodes (ranks sharing memory, or
@@ -88,6 +90,7 @@ private:
 
   struct PendingSend {
     MPI_Request request;
+    int mask;
     std::vector<char> owned;
   };
 

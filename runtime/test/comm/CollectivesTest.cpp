@@ -8,6 +8,8 @@
 
 #include "Harness.h"
 
+#include <cstdlib>
+
 using namespace metart::test;
 
 namespace {
@@ -263,6 +265,43 @@ TEST(Collectives, SendAndReceiveBetweenPairs) {
       }
     }
   }
+}
+
+// A pipeline stage sends to the next stage and goes on to a collective of
+// its own group (a stage's expert all-to-all) before the next stage
+// receives; that collective must not wait for the send. Messages of 1 MB
+// go by rendezvous (MPI's eager limit is a few KB), so waiting deadlocks.
+// TCP sends block until received: the transport does not promise this.
+TEST(Collectives, SendsToAnotherGroupDoNotHoldUpACollective) {
+  if (metart_world_size() != 4)
+    GTEST_SKIP() << "needs four ranks";
+  if (std::getenv("MASTER_PORT"))
+    GTEST_SKIP() << "TCP sends block until received";
+  const Mesh mesh = {1, 1, 1, 2, 2, 1};
+  const int pipeline = 1 << 3, expert = 1 << 4;
+  MeshContext c(mesh);
+  int64_t position = 0;
+  ASSERT_EQ(metart_comm_group(c, pipeline, &position, nullptr), METART_OK);
+  std::vector<int64_t> stages = groupOf(mesh, pipeline);
+  std::vector<int64_t> experts = groupOf(mesh, expert);
+  const int64_t n = 1 << 17;
+  HostTensor out({n}, METART_F64), in({n}, METART_F64);
+  out.fillInput(metart_world_rank());
+  ASSERT_EQ(metart_send(c, &out.t, pipeline, position ^ 1), METART_OK)
+      << metart_context_last_error(c);
+  HostTensor x({4}, METART_F64), y({4}, METART_F64);
+  x.fillInput(metart_world_rank());
+  ASSERT_EQ(metart_all_reduce(c, &x.t, &y.t, expert, METART_REDUCE_SUM),
+            METART_OK)
+      << metart_context_last_error(c);
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(y.get(i), inputValue(experts[0], i) + inputValue(experts[1], i));
+  ASSERT_EQ(metart_recv(c, &in.t, pipeline, position ^ 1), METART_OK)
+      << metart_context_last_error(c);
+  for (int64_t i = 0; i < n; i += 4099)
+    EXPECT_EQ(in.get(i), inputValue(stages[position ^ 1], i));
+  // A collective whose group holds the peer completes the send.
+  EXPECT_EQ(metart_barrier(c, pipeline), METART_OK);
 }
 
 TEST(Collectives, MeshCoordinatesAreRowMajor) {
