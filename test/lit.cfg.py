@@ -44,6 +44,10 @@ if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice",
 # ranks than cores.
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
+    # Each job gets its own session directory (test/bin/mpirun says why).
+    config.environment["METAC_REAL_MPIRUN"] = shutil.which("mpirun")
+    llvm_config.with_environment(
+        "PATH", os.path.join(config.test_source_root, "bin"), append_path=True)
     for name, value in [("OMPI_ALLOW_RUN_AS_ROOT", "1"),
                         ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
                         ("OMPI_MCA_rmaps_base_oversubscribe", "1")]:

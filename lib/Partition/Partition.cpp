@@ -148,17 +148,29 @@ Value FunctionPartitioner::sum(OpBuilder &b, Value v) {
   if (Value done = summed.lookup(v))
     return done;
   // Sum a broadcast's operand rather than its (larger) result: the reverse
-  // sweep broadcasts partial gradients of reductions over samples.
-  if (auto broadcast = v.getDefiningOp<nn::BroadcastOp>()) {
-    Value input = broadcast.getInput();
-    if (shardingOf(input).partial == s.partial) {
-      Value result =
-          nn::BroadcastOp::create(b, v.getLoc(), v.getType(), sum(b, input),
-                                  broadcast.getDimensionsAttr());
-      defineLocal(result, globalTypeOf(v), {s.dims, 0});
-      summed[v] = result;
-      return result;
-    }
+  // sweep broadcasts partial gradients of reductions over samples (batch
+  // norm's statistics), often scaled (a mean) or negated on the way. The
+  // sum commutes with those linear ops, and a rank that then slices the
+  // result slices the broadcast, so no activation-sized sum is moved.
+  // (Only down to a broadcast: summing a scaled gradient's operand instead
+  // of the gradient would hand the sum to its other uses, which would then
+  // no longer add partial sums up before one all-reduce.)
+  auto broadcastBelow = [&](Operation *op) {
+    while (isa_and_nonnull<nn::ScaleOp, nn::NegOp>(op) &&
+           shardingOf(op->getOperand(0)).partial == s.partial)
+      op = op->getOperand(0).getDefiningOp();
+    return isa_and_nonnull<nn::BroadcastOp>(op) &&
+           shardingOf(op->getOperand(0)).partial == s.partial;
+  };
+  Operation *def = v.getDefiningOp();
+  if (broadcastBelow(def)) {
+    Value input = sum(b, def->getOperand(0));
+    Operation *clone = b.clone(*def);
+    clone->setOperand(0, input);
+    Value result = clone->getResult(0);
+    defineLocal(result, globalTypeOf(v), {s.dims, 0});
+    summed[v] = result;
+    return result;
   }
   auto reduce = shard::AllReduceOp::create(b, v.getLoc(), v.getType(),
                                            grid.getSymName(), axesOf(s.partial),
