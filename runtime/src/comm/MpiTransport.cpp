@@ -92,7 +92,7 @@ MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized)
-    (void)progressSends(kNumMasks - 1);
+    (void)completeSends();
   for (MPI_Comm *list : {groups, nodeGroups, crossGroups})
     for (int mask = 0; mask < kNumMasks; ++mask)
       if (list[mask] != MPI_COMM_NULL && !finalized)

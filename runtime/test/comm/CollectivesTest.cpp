@@ -8,7 +8,9 @@
 
 #include "Harness.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 using namespace metart::test;
 
@@ -302,6 +304,37 @@ TEST(Collectives, SendsToAnotherGroupDoNotHoldUpACollective) {
     EXPECT_EQ(in.get(i), inputValue(stages[position ^ 1], i));
   // A collective whose group holds the peer completes the send.
   EXPECT_EQ(metart_barrier(c, pipeline), METART_OK);
+}
+
+// The next step's scratch reset completes the sends still in flight: the
+// sender then reuses the buffer, and the receiver, late, still gets what
+// was sent.
+TEST(Collectives, AScratchResetCompletesTheSendsInFlight) {
+  if (metart_world_size() != 4)
+    GTEST_SKIP() << "needs four ranks";
+  const Mesh mesh = {1, 1, 1, 2, 2, 1};
+  const int pipeline = 1 << 3;
+  MeshContext c(mesh);
+  int64_t position = 0;
+  ASSERT_EQ(metart_comm_group(c, pipeline, &position, nullptr), METART_OK);
+  std::vector<int64_t> stages = groupOf(mesh, pipeline);
+  const int64_t n = 1 << 17;
+  HostTensor buffer({n}, METART_F64);
+  if (position == 0) {
+    buffer.fillInput(metart_world_rank());
+    ASSERT_EQ(metart_send(c, &buffer.t, pipeline, 1), METART_OK)
+        << metart_context_last_error(c);
+    metart_scratch_reset(c);
+    for (int64_t i = 0; i < n; ++i)
+      buffer.set(i, -1);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(metart_recv(c, &buffer.t, pipeline, 0), METART_OK)
+        << metart_context_last_error(c);
+    for (int64_t i = 0; i < n; i += 4099)
+      EXPECT_EQ(buffer.get(i), inputValue(stages[0], i));
+  }
+  EXPECT_EQ(metart_barrier(c, METART_ALL_AXES), METART_OK);
 }
 
 TEST(Collectives, MeshCoordinatesAreRowMajor) {
