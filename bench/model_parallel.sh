@@ -114,6 +114,7 @@ if [ "$only" = all ] || [ "$only" = moe ]; then
 echo "Mixture of experts (examples/moe_transformer.meta: 2 blocks, 8 experts, top-2):"
 echo "tensor=N splits attention by heads and each MoE layer by experts (8/N per rank);"
 echo "expert=N splits samples and experts, the slots moving all-to-all;"
+echo "data=2,expert=2 splits samples over both, experts over expert (GShard's layout);"
 echo "task=2 replicates the experts"
 printf '%-28s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 spec=$root/examples/moe_transformer.meta
@@ -121,7 +122,7 @@ iterations=10
 read -r moe_ms moe_bytes < <(run moe1 1)
 printf '%-28s %10.2f %8s %14d %8s\n' "1 process" "$moe_ms" 1.00x "$moe_bytes" 1.00x
 compare moe "$moe_ms" "$moe_bytes" task=2 tensor=2 tensor=4 expert=2 expert=4 \
-  task=2,expert=2
+  task=2,expert=2 data=2,expert=2
 echo
 fi
 

@@ -24,6 +24,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 #include <map>
+#include <optional>
 
 namespace metac::partition {
 #define GEN_PASS_DEF_METAPARTITION
@@ -44,6 +45,33 @@ SmallVector<shard::GridAxis> axesOf(unsigned mask) {
   return axes;
 }
 
+/// The dimension to which an all-to-all moves dimension `d`'s split on the
+/// way from `current` to `target`, if one does: an axis that moves to a
+/// replicated dimension, the expert part of samples split over data and
+/// expert (onto a replicated dimension that the target splits by expert),
+/// or that part back (onto samples split over data that the target splits
+/// over data and expert).
+std::optional<int64_t> exchangeTarget(ArrayRef<int> current,
+                                      ArrayRef<int> target, int64_t d) {
+  int axis = current[d];
+  if (axis == kReplicated || axis == target[d])
+    return std::nullopt;
+  int moving = axis, onto = kReplicated;
+  if (axis == kDataExpert) {
+    if (target[d] != int(MeshAxis::Data))
+      return std::nullopt;
+    moving = MeshAxis::Expert;
+  } else if (axis == int(MeshAxis::Expert) &&
+             llvm::is_contained(target, kDataExpert)) {
+    moving = kDataExpert;
+    onto = MeshAxis::Data;
+  }
+  for (auto [e, wanted] : llvm::enumerate(target))
+    if (int64_t(e) != d && wanted == moving && current[e] == onto)
+      return e;
+  return std::nullopt;
+}
+
 class FunctionPartitioner {
 public:
   FunctionPartitioner(func::FuncOp function, shard::GridOp grid,
@@ -54,6 +82,8 @@ public:
     // that many times more (the pipeline pass adds the parts up).
     if (auto micro = function->getAttrOfType<IntegerAttr>("meta.micro_batches"))
       meshSizes[MeshAxis::Task] *= micro.getInt();
+    meshSizes.push_back(meshSizes[MeshAxis::Data] *
+                        meshSizes[MeshAxis::Expert]); // kDataExpert
   }
 
   LogicalResult run();
@@ -70,8 +100,12 @@ private:
 
   Value sum(OpBuilder &b, Value v);
   FailureOr<Value> reshard(OpBuilder &b, Value v, ArrayRef<int> dims);
-  Value gather(OpBuilder &b, Value v, int64_t dim);
-  /// Moves `v`'s split from dimension `from` to `to` (replicated before).
+  /// Gathers dimension `dim` of `v` down to `keep` (kReplicated, or the
+  /// data axis of samples split over data and expert).
+  Value gather(OpBuilder &b, Value v, int64_t dim, int keep = kReplicated);
+  /// Moves `v`'s split from dimension `from` to `to`, all-to-all: the whole
+  /// split to a replicated `to`, or the expert part of samples split over
+  /// data and expert (and back onto samples split over data).
   FailureOr<Value> allToAll(OpBuilder &b, Value v, int64_t from, int64_t to);
   FailureOr<Value> slice(OpBuilder &b, Value v, ArrayRef<int> dims);
 
@@ -111,9 +145,12 @@ FunctionPartitioner::localType(RankedTensorType global, ArrayRef<int> dims,
     if (axis == kReplicated)
       continue;
     if (shape[d] % meshSizes[axis] != 0)
-      return emitError(loc) << "cannot split dimension " << d << " of "
-                            << global << " over the " << getMeshAxisName(axis)
-                            << " axis (" << meshSizes[axis] << " ranks)";
+      return emitError(loc)
+             << "cannot split dimension " << d << " of " << global
+             << " over the "
+             << (axis == kDataExpert ? std::string("data and expert axes")
+                                     : getMeshAxisName(axis) + " axis")
+             << " (" << meshSizes[axis] << " ranks)";
     shape[d] /= meshSizes[axis];
   }
   return RankedTensorType::get(shape, global.getElementType(),
@@ -185,31 +222,43 @@ FailureOr<Value> FunctionPartitioner::allToAll(OpBuilder &b, Value v,
                                                int64_t from, int64_t to) {
   Sharding s = shardingOf(v);
   int axis = s.dims[from];
-  s.dims[to] = axis;
-  s.dims[from] = kReplicated;
+  if (axis == kDataExpert) {
+    // Samples split over data and expert: the data part stays.
+    axis = MeshAxis::Expert;
+    s.dims[from] = MeshAxis::Data;
+    s.dims[to] = MeshAxis::Expert;
+  } else if (axis == int(MeshAxis::Expert) &&
+             s.dims[to] == int(MeshAxis::Data)) {
+    // Back: each rank's share of its data group's samples.
+    s.dims[from] = kReplicated;
+    s.dims[to] = kDataExpert;
+  } else {
+    s.dims[to] = axis;
+    s.dims[from] = kReplicated;
+  }
   FailureOr<RankedTensorType> type =
       localType(globalTypeOf(v), s.dims, v.getLoc());
   if (failed(type))
     return failure();
   auto exchanged = shard::AllToAllOp::create(
-      b, v.getLoc(), *type, grid.getSymName(),
-      ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, v, APInt(64, to),
-      APInt(64, from));
+      b, v.getLoc(), *type, grid.getSymName(), axesOf(axisMask(axis)), v,
+      APInt(64, to), APInt(64, from));
   defineLocal(exchanged.getResult(), globalTypeOf(v), s);
   return exchanged.getResult();
 }
 
-Value FunctionPartitioner::gather(OpBuilder &b, Value v, int64_t dim) {
+Value FunctionPartitioner::gather(OpBuilder &b, Value v, int64_t dim,
+                                  int keep) {
   Sharding s = shardingOf(v);
-  int axis = s.dims[dim];
+  unsigned axes = axisMask(s.dims[dim]) & ~axisMask(keep);
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[dim] *= meshSizes[axis];
+  for (shard::GridAxis axis : axesOf(axes))
+    shape[dim] *= meshSizes[axis];
   auto gathered = shard::AllGatherOp::create(
       b, v.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-      grid.getSymName(), ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, v,
-      APInt(64, dim));
-  s.dims[dim] = kReplicated;
+      grid.getSymName(), axesOf(axes), v, APInt(64, dim));
+  s.dims[dim] = keep;
   defineLocal(gathered.getResult(), globalTypeOf(v), s);
   return gathered.getResult();
 }
@@ -281,13 +330,14 @@ FailureOr<Value> FunctionPartitioner::slice(OpBuilder &b, Value v,
   for (auto [d, axis] : llvm::enumerate(dims)) {
     if (axis == kReplicated || currentDims[d] == axis)
       continue;
+    // (Samples split over data alone are sliced along expert.)
+    unsigned axes = axisMask(axis) & ~axisMask(currentDims[d]);
     currentDims[d] = axis;
     FailureOr<RankedTensorType> type = localType(global, currentDims, loc);
     if (failed(type))
       return failure();
-    current = shard::AllSliceOp::create(
-        b, loc, *type, current, grid.getSymName(),
-        ArrayRef<shard::GridAxis>{shard::GridAxis(axis)}, d);
+    current = shard::AllSliceOp::create(b, loc, *type, current,
+                                        grid.getSymName(), axesOf(axes), d);
     defineLocal(current, global, {currentDims, s.partial});
   }
   return current;
@@ -310,24 +360,24 @@ FailureOr<Value> FunctionPartitioner::reshard(OpBuilder &b, Value v,
   // each rank sends the others their parts of the new dimension (1/n of
   // what a gather and a slice would bring in).
   for (int64_t d = 0, e = dims.size(); d < e; ++d) {
-    int axis = shardingOf(current).dims[d];
-    if (axis == kReplicated || axis == dims[d])
+    std::optional<int64_t> target =
+        exchangeTarget(shardingOf(current).dims, dims, d);
+    if (!target)
       continue;
-    const int *to = llvm::find(dims, axis);
-    if (to == dims.end())
-      continue;
-    int64_t target = to - dims.begin();
-    if (shardingOf(current).dims[target] != kReplicated)
-      continue;
-    FailureOr<Value> moved = allToAll(b, current, d, target);
+    FailureOr<Value> moved = allToAll(b, current, d, *target);
     if (failed(moved))
       return failure();
     current = *moved;
   }
   for (int64_t d = 0, e = dims.size(); d < e; ++d) {
     int axis = shardingOf(current).dims[d];
-    if (axis != kReplicated && axis != dims[d])
-      current = gather(b, current, d);
+    if (axis == kReplicated || axis == dims[d] ||
+        (axis == int(MeshAxis::Data) && dims[d] == kDataExpert))
+      continue;
+    current = gather(b, current, d,
+                     axis == kDataExpert && dims[d] == int(MeshAxis::Data)
+                         ? int(MeshAxis::Data)
+                         : kReplicated);
   }
   if (ArrayRef<int>(shardingOf(current).dims) != dims) {
     FailureOr<Value> sliced = slice(b, current, dims);
@@ -358,11 +408,15 @@ LogicalResult FunctionPartitioner::annotateArguments() {
              << grid.getSymName();
     Sharding s = Sharding::replicated(globalTypeOf(arg).getRank());
     for (auto [d, axes] : llvm::enumerate(sharding.getSplitAxes())) {
-      if (axes.size() > 1)
+      ArrayRef<int16_t> list = axes.asArrayRef();
+      if (list == ArrayRef<int16_t>{MeshAxis::Data, MeshAxis::Expert})
+        s.dims[d] = kDataExpert;
+      else if (list.size() > 1)
         return annotation.emitOpError(
-            "splits one dimension over several axes, which is not supported");
-      if (axes.size() == 1)
-        s.dims[d] = axes.asArrayRef()[0];
+            "splits one dimension over several axes, which is supported "
+            "only for samples over the data and expert axes");
+      else if (list.size() == 1)
+        s.dims[d] = list[0];
     }
     if (annotation.getAnnotateForUsers()) {
       // A replicated argument whose users take a slice of it (a parameter

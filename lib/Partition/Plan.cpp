@@ -65,20 +65,30 @@ LogicalResult checkDivides(meta::TrainOp train, func::FuncOp function,
     auto type = cast<RankedTensorType>(arg.getType());
     const char *what[] = {"tasks per meta-batch", "samples per task",
                           "positions per sequence"};
-    // The expert axis splits samples as the data axis does.
-    unsigned splitters[] = {MeshAxis::Task,
-                            mesh.sizes[MeshAxis::Expert] > 1 ? MeshAxis::Expert
-                                                             : MeshAxis::Data,
-                            MeshAxis::Sequence};
-    for (auto [dim, axis] : llvm::enumerate(splitters)) {
-      int64_t size = mesh.sizes[axis];
+    // The expert axis splits samples as the data axis does (both at once:
+    // data major).
+    unsigned splitters[] = {1u << MeshAxis::Task,
+                            (1u << MeshAxis::Data) | (1u << MeshAxis::Expert),
+                            1u << MeshAxis::Sequence};
+    for (auto [dim, axes] : llvm::enumerate(splitters)) {
+      int64_t size = 1;
+      unsigned used = 0;
+      for (unsigned axis = 0; axis < kNumMeshAxes; ++axis)
+        if ((axes & (1u << axis)) && mesh.sizes[axis] > 1) {
+          size *= mesh.sizes[axis];
+          used |= 1u << axis;
+        }
       if (size == 1)
         continue;
+      bool several = llvm::popcount(used) > 1;
       if (type.getRank() <= int64_t(dim) || type.getDimSize(dim) % size != 0)
         return train.emitError()
                << "mesh " << mesh.str() << " (" << origin << ") does not fit '"
-               << train.getSymName() << "': the " << getMeshAxisName(axis)
-               << " axis (" << size << ") does not divide the " << what[dim]
+               << train.getSymName() << "': the "
+               << (several ? std::string("data and expert")
+                           : getMeshAxesName(used))
+               << (several ? " axes (" : " axis (") << size << ") "
+               << (several ? "do" : "does") << " not divide the " << what[dim]
                << " ("
                << (type.getRank() > int64_t(dim) ? type.getDimSize(dim) : 1)
                << ") of '" << function.getSymName() << "'";
@@ -391,14 +401,17 @@ void annotateBatch(func::FuncOp function, shard::GridOp grid,
   Location loc = function.getLoc();
   MLIRContext *ctx = b.getContext();
   SmallVector<shard::GridAxesAttr> splitAxes;
-  // The expert axis splits samples as the data axis does (never both).
-  unsigned samples =
-      mesh.sizes[MeshAxis::Expert] > 1 ? MeshAxis::Expert : MeshAxis::Data;
-  for (unsigned axis : {unsigned(MeshAxis::Task), samples})
-    splitAxes.push_back(shard::GridAxesAttr::get(
-        ctx, mesh.sizes[axis] > 1 || (axis == MeshAxis::Task && microBatched)
-                 ? ArrayRef<int16_t>{int16_t(axis)}
-                 : ArrayRef<int16_t>{}));
+  splitAxes.push_back(shard::GridAxesAttr::get(
+      ctx, mesh.sizes[MeshAxis::Task] > 1 || microBatched
+               ? ArrayRef<int16_t>{int16_t(MeshAxis::Task)}
+               : ArrayRef<int16_t>{}));
+  // The expert axis splits samples as the data axis does; both at once,
+  // data major (as the runtime shards them).
+  SmallVector<int16_t> samples;
+  for (unsigned axis : {MeshAxis::Data, MeshAxis::Expert})
+    if (mesh.sizes[axis] > 1)
+      samples.push_back(axis);
+  splitAxes.push_back(shard::GridAxesAttr::get(ctx, samples));
   // The sequence axis splits each sample's positions.
   if (mesh.sizes[MeshAxis::Sequence] > 1)
     splitAxes.push_back(shard::GridAxesAttr::get(
@@ -506,11 +519,6 @@ struct MetaPlanPass
              << " axis does not combine with a mixed meta-batch yet";
     };
     if (int64_t experts = shape.sizes[MeshAxis::Expert]; experts > 1) {
-      if (shape.sizes[MeshAxis::Data] > 1)
-        return train.emitError()
-               << "mesh " << shape.str() << " (" << origin
-               << "): the expert and data axes both split the samples of "
-                  "each task; use one of them";
       if (failed(notYet(MeshAxis::Expert)))
         return failure();
       if (!splitExperts(model, experts, MeshAxis::Expert, splits))

@@ -17,6 +17,22 @@ namespace metac::partition {
 /// A dimension not split over any mesh axis.
 constexpr int kReplicated = -1;
 
+/// A dimension split over the data and expert axes at once, data major (as
+/// the runtime shards samples): the samples of a mesh with both axes. A
+/// pseudo-axis, so that every other rule still reads one axis per
+/// dimension; its part along the expert axis moves to the experts (and
+/// back) with all-to-alls inside each data group.
+constexpr int kDataExpert = kNumMeshAxes;
+
+/// The mesh axes that `axis` (a mesh axis or kDataExpert) splits over.
+inline unsigned axisMask(int axis) {
+  if (axis == kReplicated)
+    return 0;
+  if (axis == kDataExpert)
+    return (1u << MeshAxis::Data) | (1u << MeshAxis::Expert);
+  return 1u << axis;
+}
+
 /// A value's distribution: dimension d holds this rank's slice along mesh
 /// axis dims[d] (or all of it), and over the axes of `partial` every rank
 /// holds a summand of the value. An axis splits at most one dimension and is
@@ -55,6 +71,7 @@ struct OpPlan {
 
 /// The sharding facts a rule reads.
 struct RuleContext {
+  /// Ranks along each mesh axis, and along kDataExpert last.
   llvm::ArrayRef<int64_t> meshSizes;
   /// Current sharding and global type of an operand.
   llvm::function_ref<const Sharding &(mlir::Value)> shardingOf;
@@ -64,8 +81,13 @@ struct RuleContext {
   bool ringAttention = true;
 };
 
-/// The more distributed of two shardings of the same dimension.
-inline int joinAxes(int a, int b) { return a != kReplicated ? a : b; }
+/// The more distributed of two shardings of the same dimension (samples
+/// split over data and expert rather than over data alone: refining a split
+/// is a free slice, coarsening it a gather).
+inline int joinAxes(int a, int b) {
+  return a == kReplicated || (a == int(MeshAxis::Data) && b == kDataExpert) ? b
+                                                                            : a;
+}
 
 /// Drops repeated axes (an axis splits one dimension at most), keeping the
 /// first, and axes in `taken`.

@@ -23,7 +23,7 @@ unsigned metac::partition::splitMask(ArrayRef<int> dims) {
   unsigned mask = 0;
   for (int axis : dims)
     if (axis != kReplicated)
-      mask |= 1u << axis;
+      mask |= axisMask(axis);
   return mask;
 }
 
@@ -33,10 +33,10 @@ void metac::partition::dedupeAxes(MutableArrayRef<int> dims, unsigned taken) {
   for (int &axis : dims) {
     if (axis == kReplicated)
       continue;
-    if (taken & (1u << axis))
+    if (taken & axisMask(axis))
       axis = kReplicated;
     else
-      taken |= 1u << axis;
+      taken |= axisMask(axis);
   }
 }
 
@@ -140,12 +140,12 @@ OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
   int &xin = tx[nx - 1], &win = tw[np + 1];
   int k = joinAxes(xin, win);
   if ((xin != kReplicated && win != kReplicated && xin != win) ||
-      op.getBias() || (k != kReplicated && (batchAxes & (1u << k))))
+      op.getBias() || (k != kReplicated && (batchAxes & axisMask(k))))
     k = kReplicated;
   xin = win = k;
-  unsigned contraction = k == kReplicated ? 0 : 1u << k;
+  unsigned contraction = k == kReplicated ? 0 : axisMask(k);
   int &out = tw[np];
-  if (out != kReplicated && ((batchAxes | contraction) & (1u << out)))
+  if (out != kReplicated && ((batchAxes | contraction) & axisMask(out)))
     out = kReplicated;
 
   OpPlan plan;
@@ -173,18 +173,23 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   // The expert axis splits tokens (samples) and experts: when one operand
   // is split on one batch dimension and the other on another, the smaller
   // operand moves (all-to-all), so experts' weights are never gathered.
+  // Samples split over data and expert keep their data part.
   auto batchDimOf = [&](ArrayRef<int> dims) {
-    const int *at = llvm::find(dims.take_front(nb), int(MeshAxis::Expert));
-    return at == dims.take_front(nb).end() ? int64_t(-1)
-                                           : int64_t(at - dims.begin());
+    for (int64_t d = 0; d < nb; ++d)
+      if (axisMask(dims[d]) & (1u << MeshAxis::Expert))
+        return d;
+    return int64_t(-1);
+  };
+  auto dropExpert = [](int &axis) {
+    axis = axis == kDataExpert ? int(MeshAxis::Data) : kReplicated;
   };
   int64_t le = batchDimOf(tl), re = batchDimOf(tr);
   if (le >= 0 && re >= 0 && le != re) {
     if (ctx.globalTypeOf(op.getRhs()).getNumElements() >
         ctx.globalTypeOf(op.getLhs()).getNumElements())
-      tl[le] = kReplicated;
+      dropExpert(tl[le]);
     else
-      tr[re] = kReplicated;
+      dropExpert(tr[re]);
   }
   for (int64_t i = 0; i < nb; ++i)
     tl[i] = tr[i] = joinAxes(tl[i], tr[i]);
@@ -198,7 +203,7 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   // A contraction split on one side only is sliced on the other (free).
   int k = joinAxes(lk, rk);
   if ((lk != kReplicated && rk != kReplicated && lk != rk) ||
-      (k != kReplicated && (batchAxes & (1u << k))))
+      (k != kReplicated && (batchAxes & axisMask(k))))
     k = kReplicated;
   // The sequence axis splits rows of positions; when they meet a
   // contraction over positions split the same way (attention's scores
@@ -209,11 +214,12 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   if (k == int(MeshAxis::Sequence) && (lm == k || rn == k))
     k = kReplicated;
   lk = rk = k;
-  unsigned contraction = k == kReplicated ? 0 : 1u << k;
-  if (lm != kReplicated && ((batchAxes | contraction) & (1u << lm)))
+  unsigned contraction = k == kReplicated ? 0 : axisMask(k);
+  if (lm != kReplicated && ((batchAxes | contraction) & axisMask(lm)))
     lm = kReplicated;
-  unsigned taken = batchAxes | contraction | (lm == kReplicated ? 0 : 1u << lm);
-  if (rn != kReplicated && (taken & (1u << rn)))
+  unsigned taken =
+      batchAxes | contraction | (lm == kReplicated ? 0 : axisMask(lm));
+  if (rn != kReplicated && (taken & axisMask(rn)))
     rn = kReplicated;
 
   OpPlan plan;

@@ -41,7 +41,7 @@ int64_t rankOf(Value v, const RuleContext &ctx) {
 
 /// `axis`, unless `taken` has it.
 int unlessTaken(int axis, unsigned taken) {
-  return axis != kReplicated && (taken & (1u << axis)) ? kReplicated : axis;
+  return axis != kReplicated && (taken & axisMask(axis)) ? kReplicated : axis;
 }
 
 } // namespace

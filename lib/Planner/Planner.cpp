@@ -99,14 +99,14 @@ std::vector<PlanCandidate> enumerate(int64_t devices,
       if (llvm::any_of(problem.samples,
                        [&](int64_t n) { return n % data != 0; }))
         continue;
-      // The expert axis splits the samples instead of the data axis, and
-      // the experts of every MoE layer (also inside pipeline stages).
+      // The expert axis splits the samples as the data axis does (with it:
+      // each data rank's samples), and the experts of every MoE layer
+      // (also inside pipeline stages).
       for (int64_t expert : divisors(devices / task / data)) {
-        if (expert > 1 && (data > 1 || problem.experts == 0 ||
-                           problem.experts % expert != 0 ||
-                           llvm::any_of(problem.samples, [&](int64_t n) {
-                             return n % expert != 0;
-                           })))
+        if (expert > 1 &&
+            (problem.experts == 0 || problem.experts % expert != 0 ||
+             llvm::any_of(problem.samples,
+                          [&](int64_t n) { return n % (data * expert) != 0; })))
           continue;
         // The sequence axis splits the positions of sequence tasks (also
         // inside pipeline stages).

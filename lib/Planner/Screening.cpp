@@ -98,9 +98,12 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     double perCall = bytes / calls;
     if (a == MeshAxis::Tensor)
       perCall *= batchShare;
-    // The expert axis's all-to-alls carry the slots of a rank's tasks.
+    // The expert axis's all-to-alls carry the slots of a rank's tasks and
+    // samples (those of its data group).
     if (a == MeshAxis::Data || a == MeshAxis::Expert || a == MeshAxis::Sequence)
       perCall /= double(sizes[MeshAxis::Task]);
+    if (a == MeshAxis::Expert)
+      perCall /= double(sizes[MeshAxis::Data]);
     // Pipeline stages reduce only their own layers' gradients, and run the
     // tensor axis's collectives of their layers once per micro-batch.
     int64_t stages = sizes[MeshAxis::Pipeline];

@@ -147,3 +147,64 @@ func.func @data_parallel_batch_norm(%x: tensor<3x8x5x6x6xf32>, %gamma: tensor<3x
   %n = nn.batch_norm %x1, %gamma, %beta channel 2 reduce [1, 3, 4] epsilon 1.0e-05 : tensor<3x8x5x6x6xf32>, tensor<3x5xf32>, tensor<3x5xf32> -> tensor<3x8x5x6x6xf32>
   return %n : tensor<3x8x5x6x6xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 1x2x1x1x2x1)
+
+// Samples split over the data and expert axes at once (data major): the
+// expert product moves their expert part onto the experts all-to-all
+// inside each data group and keeps the data part; the weights, split by
+// experts, are sliced by the data ranks' samples for free. Meeting samples
+// split over both again, the part moves back; a sum over the samples is
+// completed over the data axis alone, a softmax over them gathers both.
+// CHECK-LABEL: func.func @data_and_expert(
+// CHECK-SAME: %[[X:.*]]: tensor<2x4x2x3xf32>, %[[W:.*]]: tensor<8x2x3x5xf32>, %[[Y:.*]]: tensor<2x4x2x5xf32>)
+func.func @data_and_expert(%x: tensor<8x4x2x3xf32>, %w: tensor<8x4x3x5xf32>, %y: tensor<8x4x2x5xf32>) -> (tensor<8x4x2x5xf32>, tensor<4x2x5xf32>, tensor<8x4x2x5xf32>) {
+  %samples = shard.sharding @mesh split_axes = [[1, 4]] : !shard.sharding
+  %experts = shard.sharding @mesh split_axes = [[], [4]] : !shard.sharding
+  %x1 = shard.shard %x to %samples : tensor<8x4x2x3xf32>
+  %w1 = shard.shard %w to %experts : tensor<8x4x3x5xf32>
+  %y1 = shard.shard %y to %samples : tensor<8x4x2x5xf32>
+  // CHECK-DAG: %[[XE:.*]] = shard.all_to_all %[[X]] on @mesh grid_axes = [4] split_axis = 1 concat_axis = 0 : tensor<2x4x2x3xf32> -> tensor<4x2x2x3xf32>
+  // CHECK-DAG: %[[WD:.*]] = shard.all_slice %[[W]] on @mesh grid_axes = [1] slice_axis = 0 : tensor<8x2x3x5xf32> -> tensor<4x2x3x5xf32>
+  // CHECK: %[[P:.*]] = nn.matmul %[[XE]], %[[WD]] : tensor<4x2x2x3xf32>, tensor<4x2x3x5xf32> -> tensor<4x2x2x5xf32>
+  %p = nn.matmul %x1, %w1 : tensor<8x4x2x3xf32>, tensor<8x4x3x5xf32> -> tensor<8x4x2x5xf32>
+  // CHECK: %[[BACK:.*]] = shard.all_to_all %[[P]] on @mesh grid_axes = [4] split_axis = 0 concat_axis = 1 : tensor<4x2x2x5xf32> -> tensor<2x4x2x5xf32>
+  // CHECK-NEXT: nn.add %[[BACK]], %[[Y]] : tensor<2x4x2x5xf32>
+  %q = nn.add %p, %y1 : tensor<8x4x2x5xf32>
+  // CHECK: %[[S:.*]] = nn.reduce_sum %[[P]] dims [0] : tensor<4x2x2x5xf32> -> tensor<2x2x5xf32>
+  %s = nn.reduce_sum %p dims [0] : tensor<8x4x2x5xf32> -> tensor<4x2x5xf32>
+  // CHECK: %[[G:.*]] = shard.all_gather %[[Y]] on @mesh grid_axes = [1, 4] gather_axis = 0 : tensor<2x4x2x5xf32> -> tensor<8x4x2x5xf32>
+  // CHECK-NEXT: nn.softmax %[[G]] axis 0
+  // CHECK: shard.all_reduce %[[S]] on @mesh grid_axes = [1] : tensor<2x2x5xf32>
+  %m = nn.softmax %y1 axis 0 : tensor<8x4x2x5xf32>
+  return %q, %s, %m : tensor<8x4x2x5xf32>, tensor<4x2x5xf32>, tensor<8x4x2x5xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 1x2x2x1x2x1)
+
+// Samples split over data alone meet samples split over data and expert:
+// sliced along expert (free). Where the experts' dimension is taken by
+// another axis, the samples give up their expert part by a gather inside
+// each data group.
+// CHECK-LABEL: func.func @data_and_expert_refined(
+// CHECK-SAME: %[[X:.*]]: tensor<2x2x2x3xf32>, %[[Z:.*]]: tensor<4x4x2x3xf32>
+func.func @data_and_expert_refined(%x: tensor<8x4x2x3xf32>, %z: tensor<8x4x2x3xf32>, %w: tensor<8x4x3x5xf32>) -> (tensor<8x4x2x3xf32>, tensor<8x4x2x5xf32>) {
+  %samples = shard.sharding @mesh split_axes = [[1, 4], [2]] : !shard.sharding
+  %data = shard.sharding @mesh split_axes = [[1]] : !shard.sharding
+  %experts = shard.sharding @mesh split_axes = [[], [4]] : !shard.sharding
+  %x1 = shard.shard %x to %samples : tensor<8x4x2x3xf32>
+  %z1 = shard.shard %z to %data : tensor<8x4x2x3xf32>
+  %w1 = shard.shard %w to %experts : tensor<8x4x3x5xf32>
+  // CHECK: %[[ZS:.*]] = shard.all_slice %[[Z]] on @mesh grid_axes = [4] slice_axis = 0 : tensor<4x4x2x3xf32> -> tensor<2x4x2x3xf32>
+  // CHECK: %[[ZT:.*]] = shard.all_slice %[[ZS]] on @mesh grid_axes = [2] slice_axis = 1 : tensor<2x4x2x3xf32> -> tensor<2x2x2x3xf32>
+  // CHECK-NEXT: nn.add %[[X]], %[[ZT]] : tensor<2x2x2x3xf32>
+  %a = nn.add %x1, %z1 : tensor<8x4x2x3xf32>
+  // CHECK: %[[XD:.*]] = shard.all_gather %[[X]] on @mesh grid_axes = [4] gather_axis = 0 : tensor<2x2x2x3xf32> -> tensor<4x2x2x3xf32>
+  // CHECK: nn.matmul %[[XD]], %{{.*}} : tensor<4x2x2x3xf32>, tensor<4x2x3x5xf32> -> tensor<4x2x2x5xf32>
+  %p = nn.matmul %x1, %w1 : tensor<8x4x2x3xf32>, tensor<8x4x3x5xf32> -> tensor<8x4x2x5xf32>
+  return %a, %p : tensor<8x4x2x3xf32>, tensor<8x4x2x5xf32>
+}
