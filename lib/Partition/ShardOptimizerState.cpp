@@ -1,6 +1,6 @@
-//===- ShardOptimizerState.cpp - ZeRO-1 over the task and data axes -------===//
+//===- ShardOptimizerState.cpp - ZeRO over the task, data and expert axes -===//
 //
-// The ranks of the task and data axes compute the same replicated outer
+// The ranks of the task, data and expert axes compute the same replicated outer
 // update from the same all-reduced gradients; each can instead update 1/Z
 // of every parameter, keep only that part of the optimizer state, and
 // gather the updated parts. The update is elementwise, so the result is the
@@ -60,18 +60,18 @@ shard::AllReduceOp reductionOf(Value g, ArrayRef<shard::GridAxis> axes,
 LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
                          shard::GridOp grid, int64_t stage) {
   ArrayRef<int64_t> mesh = grid.getShape();
-  int64_t parts = mesh[MeshAxis::Task] * mesh[MeshAxis::Data];
+  // The expert axis's ranks too: the outer step gathers the experts'
+  // gradients, so they update whole parameters alike.
+  int64_t parts =
+      mesh[MeshAxis::Task] * mesh[MeshAxis::Data] * mesh[MeshAxis::Expert];
   if (parts == 1)
     return success();
   if (mesh[MeshAxis::Pipeline] > 1)
     return step.emitOpError("cannot shard the optimizer state of a pipelined "
                             "program yet (--zero with a pipeline axis)");
-  if (mesh[MeshAxis::Expert] > 1)
-    return step.emitOpError("cannot shard the optimizer state on a mesh "
-                            "with an expert axis yet (--zero)");
   SmallVector<shard::GridAxis> axes;
   int64_t mask = 0;
-  for (unsigned axis : {MeshAxis::Task, MeshAxis::Data})
+  for (unsigned axis : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Expert})
     if (mesh[axis] > 1) {
       axes.push_back(shard::GridAxis(axis));
       mask |= int64_t(1) << axis;

@@ -115,17 +115,19 @@ def MetaAccumulateGradients : Pass<"meta-accumulate-gradients",
 
 def MetaShardOptimizerState : Pass<"meta-shard-optimizer-state",
                                    "::mlir::ModuleOp"> {
-  let summary = "Shard the outer optimizer's state over the task and data "
-                "axes (ZeRO-1)";
+  let summary = "Shard the outer optimizer's state over the task, data and "
+                "expert axes (ZeRO-1)";
   let description = [{
-    On a mesh whose task and data axes hold Z > 1 ranks, every rank keeps
+    On a mesh whose task, data and expert axes hold Z > 1 ranks (the
+    expert axis's ranks update whole parameters alike too: the step
+    gathers the experts' gradients), every rank keeps
     the outer optimizer's state (Adam's m and v, SGD's momentum) of only
     1/Z of each parameter, and updates only that part: the step's
     `meta.outer_step` gets each parameter and its (all-reduced, replicated)
     gradient flattened and sliced to this rank's part (`shard.all_slice`,
     no communication), the state arguments and results become those parts,
     and the updated parts are gathered back (`shard.all_gather` over the
-    task and data axes) into the replicated parameters the step returns.
+    same axes) into the replicated parameters the step returns.
     The arithmetic is elementwise, so the parameters are those of the
     unsharded program bit for bit; the state takes 1/Z of the memory. A
     parameter whose element count Z does not divide keeps its whole state.
@@ -136,7 +138,7 @@ def MetaShardOptimizerState : Pass<"meta-shard-optimizer-state",
     state. Pipeline stages are not supported yet.
 
     With `stage=2` (ZeRO-2) the gradients are sharded too: a gradient that
-    the partitioner all-reduced over exactly the task and data axes is
+    the partitioner all-reduced over exactly those axes is
     reduce-scattered instead (each rank receives the sum of its part only,
     half an all-reduce's traffic), and the update guard gets in its place a
     one-element stand-in whose norm is the whole gradient's (the square
