@@ -509,18 +509,7 @@ struct MetaPlanPass
     if (shape.sizes[MeshAxis::Tensor] > 1)
       if (failed(planTensorSplits(train, model, shape, origin, splits)))
         return failure();
-    // What the expert and sequence axes do not combine with yet.
-    auto notYet = [&](unsigned axis) -> LogicalResult {
-      if (!train->hasAttr("meta.step_variants"))
-        return success();
-      return train.emitError()
-             << "mesh " << shape.str() << " (" << origin << "): the "
-             << getMeshAxisName(axis)
-             << " axis does not combine with a mixed meta-batch yet";
-    };
     if (int64_t experts = shape.sizes[MeshAxis::Expert]; experts > 1) {
-      if (failed(notYet(MeshAxis::Expert)))
-        return failure();
       if (!splitExperts(model, experts, MeshAxis::Expert, splits))
         return train.emitError()
                << "mesh " << shape.str() << " (" << origin
@@ -540,8 +529,6 @@ struct MetaPlanPass
                << train.getTasks() << "' is a "
                << (tasks ? tasks.getKind() : StringRef("missing"))
                << " distribution";
-      if (failed(notYet(MeshAxis::Sequence)))
-        return failure();
     }
 
     SmallVector<func::FuncOp> functions = compiledFunctions(train, symbols);
