@@ -1,6 +1,7 @@
 //===- Convolution.cpp - 2-D convolution on the CPU -----------------------===//
 //
-// im2col + GEMM. For each image, `im2col` lays the input taps out as a
+// im2col + GEMM, the images (or the weight derivative's slices) in
+// parallel. For each image, `im2col` lays the input taps out as a
 // `[C * kh * kw, H' * W']` matrix (zeros for the padding), so that the
 // convolution with its weight slice `[O, C * kh * kw]` is one GEMM. The
 // input derivative is the transposed product followed by `col2im`, which
@@ -15,8 +16,11 @@
 #include "CpuBackend.h"
 #include "Dtype.h"
 #include "Gemm.h"
+#include "Parallel.h"
+#include "Workspace.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 
@@ -140,33 +144,55 @@ template <typename T> static size_t columnBytes(const Plan &p) {
   return static_cast<size_t>(p.taps * p.positions) * sizeof(T);
 }
 
-/// Checks the sizes against BLAS and reserves the workspace for one columns
-/// matrix, setting `columns` (null when none is needed).
+/// Checks the sizes against BLAS and the columns matrix's bytes.
 template <typename T>
-static KernelStatus prepare(const ConvSizes &s, const Plan &p,
-                            Workspace &workspace, T *&columns) {
+static KernelStatus checkSizes(const ConvSizes &s, const Plan &p) {
   if (!fitsBlas(s.outChannels, p.positions, p.taps))
     return {METART_ERROR_UNSUPPORTED,
             "a convolution with " + std::to_string(p.taps) + " taps and " +
                 std::to_string(p.positions) +
                 " output positions exceeds BLAS's 32-bit sizes"};
-  columns = nullptr;
+  if (columnBytes<T>(p) == std::numeric_limits<size_t>::max())
+    return workspaceExhausted(columnBytes<T>(p));
+  return KernelStatus::ok();
+}
+
+/// Each thread's columns matrix: images are convolved in parallel.
+static thread_local Workspace threadColumns;
+
+/// Runs `body(i, columns)` for i in [0, count) (images, or slices of
+/// images) in parallel, each thread with its own columns matrix (null when
+/// the plan needs none). Every i writes its own outputs, so the results do
+/// not depend on the threads. The products are small: each runs on its
+/// thread alone (Gemm.cpp), which beats splitting one product at a time
+/// over the threads (the f64 Fashion-MNIST ConvNet, 2 shots and 16
+/// queries, beside two niced processes: 669 -> 496 ms per meta-iteration).
+template <typename T, typename Body>
+static KernelStatus inParallel(const Plan &p, int64_t count, Body body) {
   size_t bytes = columnBytes<T>(p);
-  if (bytes == 0)
-    return KernelStatus::ok();
-  columns = static_cast<T *>(workspace.get(bytes));
-  return columns ? KernelStatus::ok() : workspaceExhausted(bytes);
+  std::atomic<bool> exhausted{false};
+  parallelFor(count, 1, [&](int64_t begin, int64_t end) {
+    T *columns = nullptr;
+    if (bytes > 0) {
+      columns = static_cast<T *>(threadColumns.get(bytes));
+      if (!columns) {
+        exhausted.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+    for (int64_t i = begin; i < end; ++i)
+      body(i, columns);
+  });
+  return exhausted.load() ? workspaceExhausted(bytes) : KernelStatus::ok();
 }
 
 template <typename T>
-static KernelStatus conv2dOf(const ConvSizes &s, Workspace &workspace,
-                             const T *x, const T *weight, const T *bias, T *y) {
+static KernelStatus conv2dOf(const ConvSizes &s, const T *x, const T *weight,
+                             const T *bias, T *y) {
   Plan p = planOf(s);
-  T *columns;
-  KernelStatus status = prepare(s, p, workspace, columns);
-  if (status.failed())
+  if (KernelStatus status = checkSizes<T>(s, p); status.failed())
     return status;
-  for (int64_t n = 0; n < s.images; ++n) {
+  return inParallel<T>(p, s.images, [&](int64_t n, T *columns) {
     int64_t slice = n / s.imagesPerSlice;
     const T *image = x + n * p.imageSize;
     T *out = y + n * p.outputSize;
@@ -183,8 +209,7 @@ static KernelStatus conv2dOf(const ConvSizes &s, Workspace &workspace,
          MatrixRef<T>{weight + slice * s.outChannels * p.taps, p.taps, false},
          MatrixRef<T>{matrix, p.positions, false}, bias ? T(1) : T(0), out,
          p.positions);
-  }
-  return KernelStatus::ok();
+  });
 }
 
 namespace {
@@ -255,21 +280,19 @@ KernelStatus CpuBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
                                 static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    return conv2dOf(sizes, workspace, static_cast<const T *>(x),
+    return conv2dOf(sizes, static_cast<const T *>(x),
                     static_cast<const T *>(weight),
                     static_cast<const T *>(bias), static_cast<T *>(y));
   });
 }
 
 template <typename T>
-static KernelStatus backwardInputOf(const ConvSizes &s, Workspace &workspace,
-                                    const T *grad, const T *weight, T *y) {
+static KernelStatus backwardInputOf(const ConvSizes &s, const T *grad,
+                                    const T *weight, T *y) {
   Plan p = planOf(s);
-  T *columns;
-  KernelStatus status = prepare(s, p, workspace, columns);
-  if (status.failed())
+  if (KernelStatus status = checkSizes<T>(s, p); status.failed())
     return status;
-  for (int64_t n = 0; n < s.images; ++n) {
+  return inParallel<T>(p, s.images, [&](int64_t n, T *columns) {
     int64_t slice = n / s.imagesPerSlice;
     T *image = y + n * p.imageSize;
     // columns = w_s^T grad_n: w_s is stored [O, taps], read transposed.
@@ -282,8 +305,7 @@ static KernelStatus backwardInputOf(const ConvSizes &s, Workspace &workspace,
       std::fill(image, image + p.imageSize, T(0));
       col2im(s, columns, image);
     }
-  }
-  return KernelStatus::ok();
+  });
 }
 
 KernelStatus CpuBackend::conv2dBackwardInput(metart_dtype dtype,
@@ -296,36 +318,38 @@ KernelStatus CpuBackend::conv2dBackwardInput(metart_dtype dtype,
         static_cast<const float *>(weight), static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    return backwardInputOf(sizes, workspace, static_cast<const T *>(grad),
+    return backwardInputOf(sizes, static_cast<const T *>(grad),
                            static_cast<const T *>(weight), static_cast<T *>(y));
   });
 }
 
 template <typename T>
-static KernelStatus backwardWeightOf(const ConvSizes &s, Workspace &workspace,
-                                     const T *x, const T *grad, T *y) {
+static KernelStatus backwardWeightOf(const ConvSizes &s, const T *x,
+                                     const T *grad, T *y) {
   Plan p = planOf(s);
-  T *columns;
-  KernelStatus status = prepare(s, p, workspace, columns);
-  if (status.failed())
+  if (KernelStatus status = checkSizes<T>(s, p); status.failed())
     return status;
   int64_t sliceSize = s.outChannels * p.taps;
   // Slices without images (an empty batch) get a zero gradient.
   std::fill(y, y + s.slices * sliceSize, T(0));
-  for (int64_t n = 0; n < s.images; ++n) {
-    int64_t slice = n / s.imagesPerSlice;
-    const T *matrix = x + n * p.imageSize;
-    if (!p.direct) {
-      im2col(s, matrix, columns);
-      matrix = columns;
+  // In parallel over slices: each sums its images in order.
+  return inParallel<T>(p, s.slices, [&](int64_t slice, T *columns) {
+    for (int64_t i = 0; i < s.imagesPerSlice; ++i) {
+      int64_t n = slice * s.imagesPerSlice + i;
+      if (n >= s.images)
+        return;
+      const T *matrix = x + n * p.imageSize;
+      if (!p.direct) {
+        im2col(s, matrix, columns);
+        matrix = columns;
+      }
+      // w_s += grad_n columns^T: columns are stored [taps, positions].
+      gemm(s.outChannels, p.taps, p.positions,
+           MatrixRef<T>{grad + n * p.outputSize, p.positions, false},
+           MatrixRef<T>{matrix, p.positions, true}, T(1), y + slice * sliceSize,
+           p.taps);
     }
-    // w_s += grad_n columns^T: columns are stored [taps, positions].
-    gemm(s.outChannels, p.taps, p.positions,
-         MatrixRef<T>{grad + n * p.outputSize, p.positions, false},
-         MatrixRef<T>{matrix, p.positions, true}, T(1), y + slice * sliceSize,
-         p.taps);
-  }
-  return KernelStatus::ok();
+  });
 }
 
 KernelStatus CpuBackend::conv2dBackwardWeight(metart_dtype dtype,
@@ -338,7 +362,7 @@ KernelStatus CpuBackend::conv2dBackwardWeight(metart_dtype dtype,
         static_cast<const float *>(grad), static_cast<float *>(y));
   return withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    return backwardWeightOf(sizes, workspace, static_cast<const T *>(x),
+    return backwardWeightOf(sizes, static_cast<const T *>(x),
                             static_cast<const T *>(grad), static_cast<T *>(y));
   });
 }

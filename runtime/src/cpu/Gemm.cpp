@@ -5,6 +5,7 @@
 
 #include <cblas.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 
@@ -23,16 +24,37 @@ static CBLAS_TRANSPOSE transposeOf(bool transposed) {
 /// sharing a node's cores (more ranks than cores, which mpirun leaves
 /// unbound) would run ranks x cores threads spinning against each other
 /// (Fashion-MNIST on 4 ranks of 2 cores: 15% slower). Unless OpenBLAS's
-/// own variables say otherwise, a rank's GEMMs take as many threads as its
-/// loops: the cores over the node's ranks.
-static void limitBlasThreads() {
-  static const bool limited = [] {
-    if (std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("GOTO_NUM_THREADS"))
-      return false;
-    openblas_set_num_threads(parallelThreads());
-    return true;
-  }();
-  (void)limited;
+/// own variables say otherwise, a rank's large GEMMs take as many threads
+/// as its loops: the cores over the node's ranks.
+///
+/// Small ones take one. OpenBLAS splits every product it is given over its
+/// threads, and its workers wait for the next one spinning on sched_yield,
+/// which under any other load hands their core away: the f64 Fashion-MNIST
+/// ConvNet, whose per-image products are small, ran 16x slower on two
+/// threads than on one beside two niced processes (10.5 s against 0.64 s
+/// per meta-iteration). Products of fewer than kParallelGemm multiply-adds
+/// run on the calling thread, as do those made inside a parallel loop's
+/// range (attention's tiles), which must not nest another team.
+constexpr int64_t kParallelGemm = int64_t(1) << 22;
+
+static bool blasThreadsFromEnvironment() {
+  static const bool set =
+      std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("GOTO_NUM_THREADS");
+  return set;
+}
+
+/// What OpenBLAS was last told (0: nothing yet).
+static std::atomic<int> blasThreads{0};
+
+static void chooseBlasThreads(int64_t m, int64_t n, int64_t k) {
+  if (blasThreadsFromEnvironment())
+    return;
+  double work = double(m) * double(n) * double(k);
+  int wanted = work < double(kParallelGemm) || insideParallelRange()
+                   ? 1
+                   : parallelThreads();
+  if (blasThreads.exchange(wanted, std::memory_order_relaxed) != wanted)
+    openblas_set_num_threads(wanted);
 }
 
 /// Whether the product has nothing to compute from `a` and `b`: with m or n
@@ -52,9 +74,9 @@ static bool handleEmpty(int64_t m, int64_t n, int64_t k, T beta, T *c,
 
 void gemm(int64_t m, int64_t n, int64_t k, MatrixRef<float> a,
           MatrixRef<float> b, float beta, float *c, int64_t ldc) {
-  limitBlasThreads();
   if (handleEmpty(m, n, k, beta, c, ldc))
     return;
+  chooseBlasThreads(m, n, k);
   cblas_sgemm(CblasRowMajor, transposeOf(a.transposed),
               transposeOf(b.transposed), static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a.data,
@@ -64,9 +86,9 @@ void gemm(int64_t m, int64_t n, int64_t k, MatrixRef<float> a,
 
 void gemm(int64_t m, int64_t n, int64_t k, MatrixRef<double> a,
           MatrixRef<double> b, double beta, double *c, int64_t ldc) {
-  limitBlasThreads();
   if (handleEmpty(m, n, k, beta, c, ldc))
     return;
+  chooseBlasThreads(m, n, k);
   cblas_dgemm(CblasRowMajor, transposeOf(a.transposed),
               transposeOf(b.transposed), static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0, a.data,

@@ -67,6 +67,9 @@ static int chooseThreads() {
 #ifndef METART_PARALLEL_GOMP
 namespace {
 
+/// Set while this thread runs a range of a loop.
+thread_local bool runningRange = false;
+
 class Pool {
 public:
   explicit Pool(int threads) {
@@ -132,7 +135,9 @@ private:
       if (!next.compare_exchange_weak(claim, claim + 1,
                                       std::memory_order_relaxed))
         continue;
+      runningRange = true;
       l.fn(l.state, l.n * c / l.chunks, l.n * (c + 1) / l.chunks);
+      runningRange = false;
       if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == l.chunks) {
         std::lock_guard<std::mutex> lock(mutex);
         finished.notify_one();
@@ -211,6 +216,8 @@ int metart::cpu::parallelThreads() {
   return threads;
 }
 
+bool metart::cpu::insideParallelRange() { return omp_in_parallel(); }
+
 void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
                                     void *state) {
   int threads = parallelThreads();
@@ -229,6 +236,8 @@ void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
 #else
 
 int metart::cpu::parallelThreads() { return pool().threads(); }
+
+bool metart::cpu::insideParallelRange() { return runningRange; }
 
 void metart::cpu::parallelForErased(int64_t n, int64_t grain, RangeFn fn,
                                     void *state) {

@@ -31,6 +31,11 @@ int parallelThreads();
 /// runs on the calling thread alone otherwise.
 template <typename Fn> void parallelFor(int64_t n, int64_t grain, Fn &&fn);
 
+/// Whether the calling thread is running a range of a parallel loop (a
+/// kernel called from one must not start another team, OpenBLAS's
+/// included).
+bool insideParallelRange();
+
 /// The type-erased loop behind `parallelFor`.
 using RangeFn = void (*)(void *state, int64_t begin, int64_t end);
 void parallelForErased(int64_t n, int64_t grain, RangeFn fn, void *state);
