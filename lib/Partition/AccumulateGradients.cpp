@@ -187,21 +187,23 @@ LogicalResult Chunker::run() {
     }
     point->set(result);
   }
-  // Collectives of concatenated losses grow with them.
-  for (OpOperand *point : points)
-    if (auto reduce = dyn_cast<shard::AllReduceOp>(point->getOwner()))
-      reduce.getResult().setType(reduce.getInput().getType());
-  for (OpOperand *point : points)
-    if (auto gather = dyn_cast<shard::AllGatherOp>(point->getOwner())) {
-      auto in = cast<RankedTensorType>(gather.getInput().getType());
-      auto out = cast<RankedTensorType>(gather.getType());
-      SmallVector<int64_t> shape(out.getShape());
-      int64_t axis = gather.getGatherAxis().getSExtValue();
-      (void)in;
-      shape[axis] = out.getDimSize(axis) * chunks;
-      gather.getResult().setType(
-          RankedTensorType::get(shape, out.getElementType()));
-    }
+  // Collectives of concatenated losses grow with them. (Averaged
+  // gradients keep their types: a gradient split over the tensor or expert
+  // axis reaches the outer step through a gather of its mean.)
+  if (combine == Combine::Concat) {
+    for (OpOperand *point : points)
+      if (auto reduce = dyn_cast<shard::AllReduceOp>(point->getOwner()))
+        reduce.getResult().setType(reduce.getInput().getType());
+    for (OpOperand *point : points)
+      if (auto gather = dyn_cast<shard::AllGatherOp>(point->getOwner())) {
+        auto out = cast<RankedTensorType>(gather.getType());
+        SmallVector<int64_t> shape(out.getShape());
+        int64_t axis = gather.getGatherAxis().getSExtValue();
+        shape[axis] = out.getDimSize(axis) * chunks;
+        gather.getResult().setType(
+            RankedTensorType::get(shape, out.getElementType()));
+      }
+  }
   function.setFunctionType(
       FunctionType::get(function.getContext(), entry.getArgumentTypes(),
                         entry.getTerminator()->getOperandTypes()));

@@ -99,7 +99,8 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     if (a == MeshAxis::Tensor)
       perCall *= batchShare;
     // The expert axis's all-to-alls carry the slots of a rank's tasks and
-    // samples (those of its data group).
+    // samples (those of its data group; coarse: the reference's expert
+    // traffic also holds reductions that do not shrink with the data axis).
     if (a == MeshAxis::Data || a == MeshAxis::Expert || a == MeshAxis::Sequence)
       perCall /= double(sizes[MeshAxis::Task]);
     if (a == MeshAxis::Expert)
@@ -118,7 +119,7 @@ metac::planner::screenPlan(const PlanCandidate &plan,
     unsigned mask = 1u << a;
     if (a == MeshAxis::Task)
       mask = (1u << MeshAxis::Task) | (1u << MeshAxis::Data) |
-             (1u << MeshAxis::Pipeline);
+             (1u << MeshAxis::Expert) | (1u << MeshAxis::Pipeline);
     GroupPlacement group = placeGroup(sizes, mask, perNode);
     Collective kind =
         a == MeshAxis::Expert ? Collective::AllToAll : Collective::AllReduce;
