@@ -33,6 +33,11 @@ void metac::partition::dedupeAxes(MutableArrayRef<int> dims, unsigned taken) {
   for (int &axis : dims) {
     if (axis == kReplicated)
       continue;
+    // Samples split over data and expert where the expert axis is taken
+    // keep their data part (a gather over expert, not over both).
+    if (axis == kDataExpert && (taken & (1u << MeshAxis::Expert)) &&
+        !(taken & (1u << MeshAxis::Data)))
+      axis = MeshAxis::Data;
     if (taken & axisMask(axis))
       axis = kReplicated;
     else

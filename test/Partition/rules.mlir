@@ -208,3 +208,24 @@ func.func @data_and_expert_refined(%x: tensor<8x4x2x3xf32>, %z: tensor<8x4x2x3xf
   %p = nn.matmul %x1, %w1 : tensor<8x4x2x3xf32>, tensor<8x4x3x5xf32> -> tensor<8x4x2x5xf32>
   return %a, %p : tensor<8x4x2x3xf32>, tensor<8x4x2x5xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 1x2x1x1x2x1)
+
+// Samples split over data and expert meeting a dimension split over expert
+// alone keep their data part: the expert part moves there all-to-all
+// instead of both axes being gathered.
+// CHECK-LABEL: func.func @data_and_expert_meets_expert(
+// CHECK-SAME: %[[A:.*]]: tensor<2x8xf32>, %[[B:.*]]: tensor<4x2xf32>)
+func.func @data_and_expert_meets_expert(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %experts = shard.sharding @mesh split_axes = [[4]] : !shard.sharding
+  %samples = shard.sharding @mesh split_axes = [[], [1, 4]] : !shard.sharding
+  %a1 = shard.shard %a to %experts : tensor<4x8xf32>
+  %b1 = shard.shard %b to %samples : tensor<4x8xf32>
+  // CHECK-DAG: %[[AD:.*]] = shard.all_slice %[[A]] on @mesh grid_axes = [1] slice_axis = 1 : tensor<2x8xf32> -> tensor<2x4xf32>
+  // CHECK-DAG: %[[BE:.*]] = shard.all_to_all %[[B]] on @mesh grid_axes = [4] split_axis = 0 concat_axis = 1 : tensor<4x2xf32> -> tensor<2x4xf32>
+  // CHECK: nn.add %[[AD]], %[[BE]] : tensor<2x4xf32>
+  %c = nn.add %a1, %b1 : tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
