@@ -83,7 +83,8 @@ struct RuleContext {
 
 /// The more distributed of two shardings of the same dimension (samples
 /// split over data and expert rather than over data alone: refining a split
-/// is a free slice, coarsening it a gather).
+/// is a free slice, coarsening it a gather). Two that conflict (split over
+/// different axes) give the first: joinAxes(a, b) != joinAxes(b, a).
 inline int joinAxes(int a, int b) {
   return a == kReplicated || (a == int(MeshAxis::Data) && b == kDataExpert) ? b
                                                                             : a;

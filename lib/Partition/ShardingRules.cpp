@@ -144,8 +144,8 @@ OpPlan linearPlan(nn::LinearOp op, const RuleContext &ctx) {
   unsigned batchAxes = splitMask(ArrayRef<int>(tx).drop_back());
   int &xin = tx[nx - 1], &win = tw[np + 1];
   int k = joinAxes(xin, win);
-  if ((xin != kReplicated && win != kReplicated && xin != win) ||
-      op.getBias() || (k != kReplicated && (batchAxes & axisMask(k))))
+  if (joinAxes(xin, win) != joinAxes(win, xin) || op.getBias() ||
+      (k != kReplicated && (batchAxes & axisMask(k))))
     k = kReplicated;
   xin = win = k;
   unsigned contraction = k == kReplicated ? 0 : axisMask(k);
@@ -207,7 +207,7 @@ OpPlan matmulPlan(nn::MatmulOp op, const RuleContext &ctx) {
   unsigned batchAxes = splitMask(ArrayRef<int>(tl).take_front(nb));
   // A contraction split on one side only is sliced on the other (free).
   int k = joinAxes(lk, rk);
-  if ((lk != kReplicated && rk != kReplicated && lk != rk) ||
+  if (joinAxes(lk, rk) != joinAxes(rk, lk) ||
       (k != kReplicated && (batchAxes & axisMask(k))))
     k = kReplicated;
   // The sequence axis splits rows of positions; when they meet a

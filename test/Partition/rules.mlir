@@ -229,3 +229,24 @@ func.func @data_and_expert_meets_expert(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>
   %c = nn.add %a1, %b1 : tensor<4x8xf32>
   return %c : tensor<4x8xf32>
 }
+
+// -----
+
+shard.grid @mesh(shape = 1x2x1x1x2x1)
+
+// A contraction over samples split over data on one side and over data and
+// expert on the other refines the first (a free slice) and sums over both.
+// CHECK-LABEL: func.func @data_and_expert_contraction(
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32>, %[[G:.*]]: tensor<2x5xf32>)
+func.func @data_and_expert_contraction(%x: tensor<8x3xf32>, %g: tensor<8x5xf32>) -> tensor<3x5xf32> {
+  %data = shard.sharding @mesh split_axes = [[1]] : !shard.sharding
+  %samples = shard.sharding @mesh split_axes = [[1, 4]] : !shard.sharding
+  %x1 = shard.shard %x to %data : tensor<8x3xf32>
+  %g1 = shard.shard %g to %samples : tensor<8x5xf32>
+  // CHECK: %[[XS:.*]] = shard.all_slice %[[X]] on @mesh grid_axes = [4] slice_axis = 0 : tensor<4x3xf32> -> tensor<2x3xf32>
+  // CHECK-NEXT: %[[P:.*]] = nn.matmul %[[XS]], %[[G]] {transpose_lhs} : tensor<2x3xf32>, tensor<2x5xf32> -> tensor<3x5xf32>
+  // CHECK-NOT: shard.all_gather
+  // CHECK: shard.all_reduce %[[P]] on @mesh grid_axes = [1, 4]
+  %p = nn.matmul %x1, %g1 {transpose_lhs} : tensor<8x3xf32>, tensor<8x5xf32> -> tensor<3x5xf32>
+  return %p : tensor<3x5xf32>
+}
