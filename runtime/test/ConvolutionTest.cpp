@@ -5,9 +5,10 @@
 // metart.KernelsVsInterpreter) on the same values, in all three directions,
 // on the example networks' shapes (tasks with their own weights, one input
 // channel, 64 channels) and on strides, paddings and kernels that exercise
-// the layout reorders and the end padding. Then the choice itself: which
-// types and settings oneDNN takes. (metart.KernelsVsInterpreter checks the
-// default, measured choice.)
+// the layout reorders and the end padding, with oneDNN forced and with the
+// default choice (measured at a shape's first call, then kept: each shape is
+// computed twice). Then the choice itself: which types and settings oneDNN
+// takes, and that the default measures each shape and direction once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace metart;
@@ -49,12 +51,15 @@ struct Values {
   }
 };
 
-class Convolutions : public ::testing::TestWithParam<Case> {
+/// A case and METART_CONVOLUTION's value: "onednn" (every f32 shape oneDNN
+/// handles, not the kernel measured fastest, which may be im2col) or
+/// "auto" (the measured choice, whichever kernel wins).
+using CaseAndChoice = std::tuple<Case, const char *>;
+
+class Convolutions : public ::testing::TestWithParam<CaseAndChoice> {
 protected:
   void SetUp() override {
-    // oneDNN for every f32 shape it handles, not the kernel measured
-    // fastest (which may be im2col): the f64 kernels check oneDNN's.
-    ::setenv("METART_CONVOLUTION", "onednn", 1);
+    ::setenv("METART_CONVOLUTION", std::get<1>(GetParam()), 1);
     metart_context_options options = {METART_BACKEND_CPU, 0, 0};
     ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
     ::unsetenv("METART_CONVOLUTION");
@@ -87,7 +92,7 @@ protected:
 };
 
 TEST_P(Convolutions, MatchTheF64Kernels) {
-  const Case &c = GetParam();
+  const Case &c = std::get<0>(GetParam());
   int64_t outH = outputSize(c.height, c.kernelH, c.strideH, c.padH);
   int64_t outW = outputSize(c.width, c.kernelW, c.strideW, c.padW);
   std::vector<int64_t> xShape = {c.slices, c.images, c.channels, c.height,
@@ -107,67 +112,74 @@ TEST_P(Convolutions, MatchTheF64Kernels) {
       b(count(bShape), random), g(count(yShape), random);
   int64_t stride[2] = {c.strideH, c.strideW}, padding[2] = {c.padH, c.padW};
 
-  // Forward.
-  std::vector<float> y32(count(yShape));
-  std::vector<double> y64(count(yShape));
-  metart_tensor x32t = tensor(x.f32, xShape), w32t = tensor(w.f32, wShape),
-                b32t = tensor(b.f32, bShape), y32t = tensor(y32, yShape);
-  metart_tensor x64t = tensor(x.f64, xShape), w64t = tensor(w.f64, wShape),
-                b64t = tensor(b.f64, bShape), y64t = tensor(y64, yShape);
-  ASSERT_EQ(metart_nn_conv2d(context, &x32t, &w32t, c.bias ? &b32t : nullptr,
-                             stride, padding, &y32t),
-            METART_OK)
-      << metart_context_last_error(context);
-  ASSERT_EQ(metart_nn_conv2d(context, &x64t, &w64t, c.bias ? &b64t : nullptr,
-                             stride, padding, &y64t),
-            METART_OK);
-  expectClose(y32, y64, c.channels * c.kernelH * c.kernelW, "forward");
+  // The first pass measures (by default), the second takes the choice.
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass == 0 ? "first call" : "second call");
+    // Forward.
+    std::vector<float> y32(count(yShape));
+    std::vector<double> y64(count(yShape));
+    metart_tensor x32t = tensor(x.f32, xShape), w32t = tensor(w.f32, wShape),
+                  b32t = tensor(b.f32, bShape), y32t = tensor(y32, yShape);
+    metart_tensor x64t = tensor(x.f64, xShape), w64t = tensor(w.f64, wShape),
+                  b64t = tensor(b.f64, bShape), y64t = tensor(y64, yShape);
+    ASSERT_EQ(metart_nn_conv2d(context, &x32t, &w32t, c.bias ? &b32t : nullptr,
+                               stride, padding, &y32t),
+              METART_OK)
+        << metart_context_last_error(context);
+    ASSERT_EQ(metart_nn_conv2d(context, &x64t, &w64t, c.bias ? &b64t : nullptr,
+                               stride, padding, &y64t),
+              METART_OK);
+    expectClose(y32, y64, c.channels * c.kernelH * c.kernelW, "forward");
 
-  // The input derivative.
-  std::vector<float> dx32(count(xShape));
-  std::vector<double> dx64(count(xShape));
-  metart_tensor g32t = tensor(g.f32, yShape), dx32t = tensor(dx32, xShape);
-  metart_tensor g64t = tensor(g.f64, yShape), dx64t = tensor(dx64, xShape);
-  ASSERT_EQ(metart_nn_conv2d_backward_input(context, &g32t, &w32t, stride,
-                                            padding, &dx32t),
-            METART_OK)
-      << metart_context_last_error(context);
-  ASSERT_EQ(metart_nn_conv2d_backward_input(context, &g64t, &w64t, stride,
-                                            padding, &dx64t),
-            METART_OK);
-  expectClose(dx32, dx64, c.outChannels * c.kernelH * c.kernelW,
-              "backward input");
+    // The input derivative.
+    std::vector<float> dx32(count(xShape));
+    std::vector<double> dx64(count(xShape));
+    metart_tensor g32t = tensor(g.f32, yShape), dx32t = tensor(dx32, xShape);
+    metart_tensor g64t = tensor(g.f64, yShape), dx64t = tensor(dx64, xShape);
+    ASSERT_EQ(metart_nn_conv2d_backward_input(context, &g32t, &w32t, stride,
+                                              padding, &dx32t),
+              METART_OK)
+        << metart_context_last_error(context);
+    ASSERT_EQ(metart_nn_conv2d_backward_input(context, &g64t, &w64t, stride,
+                                              padding, &dx64t),
+              METART_OK);
+    expectClose(dx32, dx64, c.outChannels * c.kernelH * c.kernelW,
+                "backward input");
 
-  // The weight derivative.
-  std::vector<float> dw32(count(wShape));
-  std::vector<double> dw64(count(wShape));
-  metart_tensor dw32t = tensor(dw32, wShape), dw64t = tensor(dw64, wShape);
-  ASSERT_EQ(metart_nn_conv2d_backward_weight(context, &x32t, &g32t, stride,
-                                             padding, &dw32t),
-            METART_OK)
-      << metart_context_last_error(context);
-  ASSERT_EQ(metart_nn_conv2d_backward_weight(context, &x64t, &g64t, stride,
-                                             padding, &dw64t),
-            METART_OK);
-  expectClose(dw32, dw64, c.images * outH * outW, "backward weight");
+    // The weight derivative.
+    std::vector<float> dw32(count(wShape));
+    std::vector<double> dw64(count(wShape));
+    metart_tensor dw32t = tensor(dw32, wShape), dw64t = tensor(dw64, wShape);
+    ASSERT_EQ(metart_nn_conv2d_backward_weight(context, &x32t, &g32t, stride,
+                                               padding, &dw32t),
+              METART_OK)
+        << metart_context_last_error(context);
+    ASSERT_EQ(metart_nn_conv2d_backward_weight(context, &x64t, &g64t, stride,
+                                               padding, &dw64t),
+              METART_OK);
+    expectClose(dw32, dw64, c.images * outH * outW, "backward weight");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Convolutions,
-    ::testing::Values(
-        // The ConvNet MAML example: four tasks, each with its own weights.
-        Case{"ConvNetTasks", 4, 5, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, true},
-        // ProtoNets' first layer: one input channel, 64 outputs.
-        Case{"OneChannel", 1, 20, 1, 28, 28, 64, 3, 3, 1, 1, 1, 1, true},
-        Case{"SixtyFour", 1, 6, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, false},
-        Case{"StrideTwo", 2, 3, 5, 9, 11, 7, 3, 2, 2, 2, 0, 1, true},
-        // Windows that stop short of the padded end (negative end padding).
-        Case{"SparseStride", 1, 2, 2, 9, 10, 3, 2, 2, 3, 4, 0, 1, true},
-        Case{"Pointwise", 3, 2, 16, 5, 4, 24, 1, 1, 1, 1, 0, 0, false},
-        Case{"WidePadding", 1, 2, 3, 6, 6, 4, 5, 5, 1, 1, 2, 2, true},
-        Case{"Empty", 2, 0, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, true}),
-    [](const ::testing::TestParamInfo<Case> &info) {
-      return std::string(info.param.name);
+    ::testing::Combine(
+        ::testing::Values(
+            // The ConvNet MAML example: four tasks, each with its own weights.
+            Case{"ConvNetTasks", 4, 5, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, true},
+            // ProtoNets' first layer: one input channel, 64 outputs.
+            Case{"OneChannel", 1, 20, 1, 28, 28, 64, 3, 3, 1, 1, 1, 1, true},
+            Case{"SixtyFour", 1, 6, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, false},
+            Case{"StrideTwo", 2, 3, 5, 9, 11, 7, 3, 2, 2, 2, 0, 1, true},
+            // Windows that stop short of the padded end (negative end padding).
+            Case{"SparseStride", 1, 2, 2, 9, 10, 3, 2, 2, 3, 4, 0, 1, true},
+            Case{"Pointwise", 3, 2, 16, 5, 4, 24, 1, 1, 1, 1, 0, 0, false},
+            Case{"WidePadding", 1, 2, 3, 6, 6, 4, 5, 5, 1, 1, 2, 2, true},
+            Case{"Empty", 2, 0, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, true}),
+        ::testing::Values("onednn", "auto")),
+    [](const ::testing::TestParamInfo<CaseAndChoice> &info) {
+      return std::string(std::get<0>(info.param).name) + "_" +
+             std::get<1>(info.param);
     });
 
 /// A 3x3 convolution of 64 channels on 14x14 images (ProtoNets' second
@@ -202,6 +214,80 @@ TEST(ConvolutionChoice, EnvironmentKeepsIm2col) {
   ::unsetenv("METART_CONVOLUTION");
   EXPECT_FALSE(convolutions.handles(METART_F32, protoNetLayer()));
   EXPECT_EQ(convolutions.implementation(protoNetLayer()), "");
+}
+
+/// The lines of `text` that start with `prefix`.
+std::vector<std::string> linesStartingWith(const std::string &text,
+                                           const std::string &prefix) {
+  std::vector<std::string> lines;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    if (line.rfind(prefix, 0) == 0)
+      lines.push_back(line);
+    begin = end + 1;
+  }
+  return lines;
+}
+
+// By default the CPU backend times oneDNN (on all threads and on one) and
+// im2col at a shape's first call in each direction, and keeps the fastest:
+// the second call of the shape, and f64 (im2col only), measure nothing.
+TEST(ConvolutionChoice, DefaultMeasuresEachShapeOnce) {
+#ifdef METART_HAVE_DNNL
+  ::unsetenv("METART_CONVOLUTION");
+  ::setenv("METART_CONVOLUTION_VERBOSE", "1", 1);
+  metart_context *context = nullptr;
+  metart_context_options options = {METART_BACKEND_CPU, 0, 0};
+  ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
+  std::vector<int64_t> xShape = {1, 20, 64, 14, 14}, wShape = {1, 64, 64, 3, 3};
+  std::mt19937 random(3);
+  Values x(20 * 64 * 14 * 14, random), w(64 * 64 * 9, random);
+  std::vector<float> y32(x.f32.size());
+  std::vector<double> y64(x.f32.size());
+  metart_tensor x32 = {x.f32.data(), METART_F32, 5, xShape.data()};
+  metart_tensor w32 = {w.f32.data(), METART_F32, 5, wShape.data()};
+  metart_tensor y32t = {y32.data(), METART_F32, 5, xShape.data()};
+  metart_tensor x64 = {x.f64.data(), METART_F64, 5, xShape.data()};
+  metart_tensor w64 = {w.f64.data(), METART_F64, 5, wShape.data()};
+  metart_tensor y64t = {y64.data(), METART_F64, 5, xShape.data()};
+  int64_t stride[2] = {1, 1}, padding[2] = {1, 1};
+  ::testing::internal::CaptureStderr();
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_EQ(
+        metart_nn_conv2d(context, &x32, &w32, nullptr, stride, padding, &y32t),
+        METART_OK);
+    EXPECT_EQ(
+        metart_nn_conv2d(context, &x64, &w64, nullptr, stride, padding, &y64t),
+        METART_OK);
+  }
+  EXPECT_EQ(metart_nn_conv2d_backward_input(context, &y32t, &w32, stride,
+                                            padding, &x32),
+            METART_OK);
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("METART_CONVOLUTION_VERBOSE");
+  metart_context_destroy(context);
+  std::vector<std::string> lines =
+      linesStartingWith(printed, "metart: convolution ");
+  ASSERT_EQ(lines.size(), 2u) << printed;
+  EXPECT_EQ(lines[0].rfind("metart: convolution forward, 1 slices of 20 "
+                           "images 64x14x14 -> 64x14x14: im2col ",
+                           0),
+            0u)
+      << lines[0];
+  EXPECT_EQ(lines[1].rfind("metart: convolution input derivative, ", 0), 0u)
+      << lines[1];
+  for (const std::string &line : lines) {
+    EXPECT_NE(line.find(" us, oneDNN "), std::string::npos) << line;
+    EXPECT_NE(line.find(" us, oneDNN on one thread "), std::string::npos)
+        << line;
+  }
+#else
+  GTEST_SKIP() << "metart was built without oneDNN";
+#endif
 }
 
 } // namespace
