@@ -24,6 +24,7 @@ iterations=${1:-40}
 spec=$root/bench/specs/wide_mlp.meta
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+export METART_RING_LAYOUT=${METART_RING_LAYOUT:-zigzag}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -33,7 +34,7 @@ run() {
   shift 2
   local launch=()
   if [ "$np" -gt 1 ]; then
-    launch=(mpirun -np "$np" -x OPENBLAS_NUM_THREADS)
+    launch=(mpirun -np "$np" -x OPENBLAS_NUM_THREADS -x METART_RING_LAYOUT)
   fi
   "${launch[@]}" "$build/bin/metac" run "$spec" --iterations="$iterations" \
     --quiet --metrics="$work/$name.jsonl" "$@" >"$work/$name.out"
@@ -144,7 +145,9 @@ echo
 echo "Ring attention (bench/specs/long_sequence.meta with fused attention and 1024"
 echo "positions): sequence=N with ring attention (keys and values passed around the"
 echo "axis, each rank computing its queries) against --ring-attention=off (queries,"
-echo "keys and values gathered, whole attention on every rank, the result sliced)"
+echo "keys and values gathered, whole attention on every rank, the result sliced);"
+echo "causal rings in the zigzag layout (each rank a chunk from each end) and on"
+echo "contiguous blocks"
 printf '%-34s %10s %8s %14s %8s\n' configuration ms/iter speedup "peak bytes" memory
 for mask in causal full; do
 if [ "$mask" = causal ]; then
@@ -162,11 +165,19 @@ printf '%-34s %10.2f %8s %14d %8s\n' "1 process" "$ring_ms" 1.00x "$ring_bytes" 
 configs="sequence=2 sequence=4 tensor=2,sequence=2"
 [ "$mask" = full ] && configs=sequence=2
 for config in $configs; do
-  for ring in on off; do
+  # Causal rings run in the zigzag layout; "contiguous" is the ring on the
+  # partitioner's contiguous blocks (METART_RING_LAYOUT), unbalanced.
+  variants="on off"
+  [ "$mask" = causal ] && variants="on contiguous off"
+  for ring in $variants; do
     np=$(processes "$config")
-    read -r ms bytes < <(run "ring$mask${config//[=,]/}$ring" "$np" --mesh "$config" \
-      --ring-attention="$ring")
-    /usr/bin/python3 -c "print('%-34s %10.2f %7.2fx %14d %7.2fx' % ('$config ring-attention=$ring', $ms, $ring_ms / $ms, $bytes, $bytes / $ring_bytes))"
+    layout=zigzag option=$ring label="ring-attention=$ring"
+    if [ "$ring" = contiguous ]; then
+      layout=contiguous option=on label="ring, contiguous blocks"
+    fi
+    read -r ms bytes < <(METART_RING_LAYOUT=$layout run "ring$mask${config//[=,]/}$ring" \
+      "$np" --mesh "$config" --ring-attention="$option")
+    /usr/bin/python3 -c "print('%-34s %10.2f %7.2fx %14d %7.2fx' % ('$config $label', $ms, $ring_ms / $ms, $bytes, $bytes / $ring_bytes))"
   done
 done
 done

@@ -32,12 +32,28 @@ struct MatmulSizes {
   bool transposeA, transposeB;
 };
 
+/// Where a block's positions sit in the whole sequence: one or two runs of
+/// consecutive positions, the second after the first (a ring's zigzag
+/// layout holds a run from each end), so that they increase with the index.
+struct PositionRuns {
+  /// The first position of each run, and the index where the second begins
+  /// (INT64_MAX: one run).
+  int64_t start[2] = {0, 0};
+  int64_t split = INT64_MAX;
+  int64_t at(int64_t i) const {
+    return i < split ? start[0] + i : start[1] + (i - split);
+  }
+};
+
 /// `nn.attention`: `batch` attentions of `length` queries over `keys` keys
-/// of `width` features with values of `values` features.
+/// of `width` features with values of `values` features. Causal attention
+/// masks by the positions of `queryPositions` and `keyPositions` (by
+/// default the indices themselves).
 struct AttentionSizes {
   int64_t batch, length, keys, width, values;
   double scale;
   bool causal;
+  PositionRuns queryPositions = {}, keyPositions = {};
 };
 
 /// The data of attention's second derivative: the operands of its backward

@@ -40,6 +40,17 @@ public:
   virtual KernelStatus rotate(const RingBuffer *buffers, int count) {
     return {METART_ERROR_BACKEND, "a ring of one rank does not rotate"};
   }
+  /// Sends `count` elements to the rank at ring position `to`, or receives
+  /// them from `from` (blocking; every rank issues its transfers in one
+  /// global order, so that each pair meets).
+  virtual KernelStatus send(const void *data, int64_t count, metart_dtype dtype,
+                            int64_t to) {
+    return {METART_ERROR_BACKEND, "a ring of one rank does not send"};
+  }
+  virtual KernelStatus recv(void *data, int64_t count, metart_dtype dtype,
+                            int64_t from) {
+    return {METART_ERROR_BACKEND, "a ring of one rank does not receive"};
+  }
 
   /// The key block a rank holds after `step` rotations: the previous
   /// rank's blocks arrive one by one.
@@ -47,11 +58,12 @@ public:
     return ((position() - step) % size() + size()) % size();
   }
   /// The sizes with which this rank's queries attend to the key block held
-  /// after `step` rotations, or false when they see none of it: causal
-  /// attention sees all of an earlier block, its own block up to the
-  /// diagonal, nothing of a later one.
-  bool sizesAt(int64_t step, const AttentionSizes &whole,
-               AttentionSizes &block) const {
+  /// after `step` rotations, or false when they see none of it. Here each
+  /// rank holds one contiguous block of positions: causal attention sees
+  /// all of an earlier block, its own block up to the diagonal, nothing of
+  /// a later one.
+  virtual bool sizesAt(int64_t step, const AttentionSizes &whole,
+                       AttentionSizes &block) const {
     block = whole;
     if (!whole.causal)
       return true;

@@ -104,6 +104,11 @@ public:
   /// Completes every send still in flight (their buffers are about to be
   /// reused); a transport whose sends complete on return has none.
   virtual KernelStatus completeSends() { return KernelStatus::ok(); }
+  /// Completes the sends in flight to the groups of `mask` (their masks
+  /// inside it), leaving the others in flight.
+  virtual KernelStatus completeSendsWithin(int mask) {
+    return KernelStatus::ok();
+  }
   /// `bytes` of host memory from group rank `root` to the group's others,
   /// whatever memory the transport's collectives move (NCCL's bootstrap).
   virtual KernelStatus broadcastHostBytes(int, void *, size_t, int) {

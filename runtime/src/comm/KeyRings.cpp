@@ -44,7 +44,33 @@ public:
     return KernelStatus::ok();
   }
 
+  KernelStatus send(const void *data, int64_t count, metart_dtype dtype,
+                    int64_t to) override {
+    // Blocking, as KeyRing promises: the caller reuses `data`.
+    return transfer(count, dtype, [&](Transport *t) {
+      KernelStatus s = t->send(mask, data, count, dtype, int(to));
+      return s.failed() ? s : t->completeSendsWithin(mask);
+    });
+  }
+  KernelStatus recv(void *data, int64_t count, metart_dtype dtype,
+                    int64_t from) override {
+    return transfer(count, dtype, [&](Transport *t) {
+      return t->recv(mask, data, count, dtype, int(from));
+    });
+  }
+
 private:
+  /// Runs one point-to-point transfer as a collective of the mask.
+  template <typename Body>
+  KernelStatus transfer(int64_t count, metart_dtype dtype, Body body) {
+    Transport *transport = c->comm->transport.get();
+    auto run = [&] {
+      return execute(c, "ring_exchange", mask, transport,
+                     size_t(count) * dtypeSize(dtype), body);
+    };
+    return c->commQueue ? c->commQueue->run(run) : run();
+  }
+
   metart_context *c;
   int32_t mask;
   int64_t rank, ranks;

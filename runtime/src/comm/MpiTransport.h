@@ -63,6 +63,9 @@ public:
                                   int root) override;
   bool runsOnAnyThread() const override { return !deviceMemory; }
   KernelStatus completeSends() override { return progressSends(kNumMasks - 1); }
+  KernelStatus completeSendsWithin(int mask) override {
+    return progressSends(mask);
+  }
 
 private:
   /// Host memory holding `bytes` of device memory at `device` (copied in

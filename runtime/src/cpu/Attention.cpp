@@ -9,7 +9,8 @@
 // and y = acc / l at the end. Memory: a block of scores, never S x T. Causal
 // attention skips the tiles wholly after a query block and masks inside the
 // diagonal tile. Query blocks run in parallel. On a ring (ring attention)
-// the running state persists while the key blocks travel.
+// the running state persists while the key blocks travel; a causal ring
+// runs in the zigzag layout (Zigzag.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "Gemm.h"
 #include "Parallel.h"
 #include "Travellers.h"
+#include "Zigzag.h"
 
 #include <algorithm>
 #include <cmath>
@@ -137,9 +139,21 @@ KernelStatus CpuBackend::ringAttention(metart_dtype dtype,
   KernelStatus status;
   withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    status =
-        attentionOf(sizes, static_cast<const T *>(q), static_cast<const T *>(k),
-                    static_cast<const T *>(v), static_cast<T *>(y), ring);
+    auto c = [](const void *p) { return static_cast<const T *>(p); };
+    if (!usesZigzag(sizes, ring)) {
+      status = attentionOf(sizes, c(q), c(k), c(v), static_cast<T *>(y), ring);
+      return;
+    }
+    status = inZigzagLayout<T>(
+        ring, sizes.batch, sizes.length,
+        {{c(q), nullptr, sizes.width},
+         {c(k), nullptr, sizes.width},
+         {c(v), nullptr, sizes.values}},
+        {{c(y), nullptr, sizes.values}},
+        [&](KeyRing &zigzag, const std::vector<const T *> &in,
+            const std::vector<T *> &out) {
+          return attentionOf(sizes, in[0], in[1], in[2], out[0], zigzag);
+        });
   });
   return status;
 }

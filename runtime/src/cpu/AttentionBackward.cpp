@@ -30,6 +30,7 @@
 #include "Gemm.h"
 #include "Parallel.h"
 #include "Travellers.h"
+#include "Zigzag.h"
 
 #include <algorithm>
 #include <cmath>
@@ -236,12 +237,28 @@ KernelStatus CpuBackend::ringAttentionBackward(metart_dtype dtype,
   KernelStatus status;
   withFloat(dtype, [&](auto t) {
     using T = decltype(t);
-    status = attentionBackwardOf(
-        sizes, static_cast<const T *>(q), static_cast<const T *>(k),
-        static_cast<const T *>(v), static_cast<const T *>(dy),
-        Cotangents<T>{static_cast<T *>(dq), static_cast<T *>(dk),
-                      static_cast<T *>(dv)},
-        ring);
+    auto c = [](const void *p) { return static_cast<const T *>(p); };
+    auto w = [](void *p) { return static_cast<T *>(p); };
+    if (!usesZigzag(sizes, ring)) {
+      status = attentionBackwardOf(sizes, c(q), c(k), c(v), c(dy),
+                                   Cotangents<T>{w(dq), w(dk), w(dv)}, ring);
+      return;
+    }
+    status =
+        inZigzagLayout<T>(ring, sizes.batch, sizes.length,
+                          {{c(q), nullptr, sizes.width},
+                           {c(k), nullptr, sizes.width},
+                           {c(v), nullptr, sizes.values},
+                           {c(dy), nullptr, sizes.values}},
+                          {{c(dq), nullptr, sizes.width},
+                           {c(dk), nullptr, sizes.width},
+                           {c(dv), nullptr, sizes.values}},
+                          [&](KeyRing &zigzag, const std::vector<const T *> &in,
+                              const std::vector<T *> &out) {
+                            return attentionBackwardOf(
+                                sizes, in[0], in[1], in[2], in[3],
+                                Cotangents<T>{out[0], out[1], out[2]}, zigzag);
+                          });
   });
   return status;
 }

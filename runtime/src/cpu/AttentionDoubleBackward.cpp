@@ -28,6 +28,7 @@
 #include "Gemm.h"
 #include "Parallel.h"
 #include "Travellers.h"
+#include "Zigzag.h"
 
 #include <algorithm>
 #include <cmath>
@@ -315,11 +316,36 @@ KernelStatus CpuBackend::ringAttentionDoubleBackward(
     using T = decltype(zero);
     auto c = [](const void *p) { return static_cast<const T *>(p); };
     auto w = [](void *p) { return static_cast<T *>(p); };
-    status = doubleBackwardOf(
-        sizes,
-        Inputs<T>{c(in.q), c(in.k), c(in.v), c(in.dy), c(in.gq), c(in.gk),
-                  c(in.gv)},
-        Outputs<T>{w(out.q), w(out.k), w(out.v), w(out.dy)}, ring);
+    if (!usesZigzag(sizes, ring)) {
+      status = doubleBackwardOf(
+          sizes,
+          Inputs<T>{c(in.q), c(in.k), c(in.v), c(in.dy), c(in.gq), c(in.gk),
+                    c(in.gv)},
+          Outputs<T>{w(out.q), w(out.k), w(out.v), w(out.dy)}, ring);
+      return;
+    }
+    int64_t width = sizes.width, values = sizes.values;
+    status = inZigzagLayout<T>(
+        ring, sizes.batch, sizes.length,
+        {{c(in.q), nullptr, width},
+         {c(in.k), nullptr, width},
+         {c(in.v), nullptr, values},
+         {c(in.dy), nullptr, values},
+         {c(in.gq), nullptr, width},
+         {c(in.gk), nullptr, width},
+         {c(in.gv), nullptr, values}},
+        {{c(out.q), nullptr, width},
+         {c(out.k), nullptr, width},
+         {c(out.v), nullptr, values},
+         {c(out.dy), nullptr, values}},
+        [&](KeyRing &zigzag, const std::vector<const T *> &operands,
+            const std::vector<T *> &results) {
+          const std::vector<const T *> &o = operands;
+          return doubleBackwardOf(
+              sizes, Inputs<T>{o[0], o[1], o[2], o[3], o[4], o[5], o[6]},
+              Outputs<T>{results[0], results[1], results[2], results[3]},
+              zigzag);
+        });
   });
   return status;
 }

@@ -5,6 +5,8 @@
 // result against the plain kernels on the whole sequences, which it runs by
 // itself. Blocks of 70 positions: a full tile of 64 keys and a partial one,
 // so the tiles within a block and the blocks around the ring both count.
+// Causal rings run in both layouts: zigzag (the default, each rank holding
+// a chunk from each end) and contiguous (METART_RING_LAYOUT).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +68,15 @@ double relativeError(const Sequences &s, const HostTensor &block,
   return worst / scale;
 }
 
+/// Sets METART_RING_LAYOUT (causal rings: zigzag, the default, or
+/// contiguous) while in scope.
+struct ScopedLayout {
+  explicit ScopedLayout(const char *layout) {
+    ::setenv("METART_RING_LAYOUT", layout, 1);
+  }
+  ~ScopedLayout() { ::unsetenv("METART_RING_LAYOUT"); }
+};
+
 std::string where(const Mesh &mesh, int mask, bool causal) {
   return meshName(mesh) + ", mask " + metart_comm_axes_name(mask) +
          (causal ? ", causal" : "") + ", rank " +
@@ -82,8 +93,11 @@ TEST(RingAttention, EachKernelEqualsWholeAttentionOnItsBlock) {
           std::find(group.begin(), group.end(), metart_world_rank()) -
           group.begin();
       Sequences s(int64_t(group.size()), position);
-      for (bool causal : {false, true}) {
-        std::string at = where(mesh, mask, causal);
+      // Plain attention, then causal in both layouts of the ring.
+      for (const char *layout : {"", "zigzag", "contiguous"}) {
+        bool causal = *layout != 0;
+        ScopedLayout chosen(layout);
+        std::string at = where(mesh, mask, causal) + " " + layout;
         double scale = 1 / std::sqrt(double(kWidth));
         HostTensor q = s.whole(kWidth, 1), k = s.whole(kWidth, 2),
                    v = s.whole(kValues, 3), dy = s.whole(kValues, 4),
@@ -171,8 +185,11 @@ TEST(RingAttention, ExchangesCountAsCollectivesOfTheMask) {
   for (const Mesh &mesh : meshesOfWorld()) {
     MeshContext c(mesh);
     int mask = 1 << 5;
-    int64_t ranks = int64_t(groupOf(mesh, mask).size());
-    Sequences s(ranks, 0);
+    std::vector<int64_t> group = groupOf(mesh, mask);
+    int64_t ranks = int64_t(group.size());
+    Sequences s(ranks,
+                std::find(group.begin(), group.end(), metart_world_rank()) -
+                    group.begin());
     HostTensor q = s.blockShaped(kWidth), k = s.blockShaped(kWidth),
                v = s.blockShaped(kValues), y = s.blockShaped(kValues);
     metart_comm_stats_reset(c);
@@ -184,6 +201,26 @@ TEST(RingAttention, ExchangesCountAsCollectivesOfTheMask) {
     int64_t blockBytes = kBatch * kBlock * (kWidth + kValues) * 8;
     EXPECT_EQ(stats.calls, ranks > 1 ? 2 * (ranks - 1) : 0) << meshName(mesh);
     EXPECT_EQ(stats.bytes, (ranks - 1) * blockBytes) << meshName(mesh);
+
+    // Causal: the zigzag layout also moves the chunks of q, k, v (in) and
+    // y (out) that change rank, one transfer each way per chunk. Chunk c
+    // is in block c / 2 and on zigzag rank c (c < S) or 2S - 1 - c.
+    int64_t moved = 0, rank = s.position;
+    for (int64_t chunk = 0; chunk < 2 * ranks; ++chunk) {
+      int64_t zigzagRank = chunk < ranks ? chunk : 2 * ranks - 1 - chunk;
+      if (chunk / 2 != zigzagRank && (chunk / 2 == rank || zigzagRank == rank))
+        ++moved;
+    }
+    int64_t chunkBytes = kBatch * (kBlock / 2) * 8;
+    metart_comm_stats_reset(c);
+    ASSERT_EQ(metart_nn_ring_attention(c, &q.t, &k.t, &v.t, 1.0, 1, mask, &y.t),
+              METART_OK);
+    ASSERT_EQ(metart_comm_stats_get(c, mask, &stats), METART_OK);
+    EXPECT_EQ(stats.calls, ranks > 1 ? 2 * (ranks - 1) + 4 * moved : 0)
+        << meshName(mesh);
+    EXPECT_EQ(stats.bytes, (ranks - 1) * blockBytes +
+                               moved * chunkBytes * 2 * (kWidth + kValues))
+        << meshName(mesh);
   }
 }
 
