@@ -81,20 +81,43 @@ int64_t metac::planner::ringRanksOf(Operation *op) {
   return 1;
 }
 
+/// The share of a block that a rank sends or receives (the runtime counts
+/// both) when a causal ring moves its operands into the zigzag layout, or
+/// its results back (the runtime's Zigzag.h): chunk c of 2S moves from
+/// block c / 2 to rank c or 2S - 1 - c unless those are one, and the ranks
+/// share the moves. 0 where the runtime keeps the contiguous layout (an
+/// odd block).
+static double zigzagShare(int64_t ranks, bool causal, Value query) {
+  if (!causal || ranks <= 1 ||
+      cast<RankedTensorType>(query.getType()).getShape().end()[-2] % 2)
+    return 0;
+  int64_t moved = 0;
+  for (int64_t c = 0; c < 2 * ranks; ++c)
+    moved += c / 2 != (c < ranks ? c : 2 * ranks - 1 - c);
+  return double(moved) / double(ranks);
+}
+
 double metac::planner::ringExchangeBytes(Operation *op) {
   int64_t ranks = ringRanksOf(op);
   if (ranks <= 1)
     return 0;
   double hops = double(ranks - 1);
   if (auto o = dyn_cast<nn::AttentionOp>(op))
-    return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()));
+    return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue())) +
+           zigzagShare(ranks, o.getCausal(), o.getQuery()) *
+               (bytesOf(o.getQuery()) + bytesOf(o.getKey()) +
+                bytesOf(o.getValue()) + bytesOf(o.getResult()));
   // Two passes over the blocks, and the key-side cotangents (about the
   // keys' and values' size) home after ring size hops.
   if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
     if (o.getSiblings().front() != o)
       return 0;
     double blocks = bytesOf(o.getKey()) + bytesOf(o.getValue());
-    return 2 * hops * blocks + double(ranks) * blocks;
+    // Zigzag: q, k, v and dy in, their three cotangents out.
+    double operands = bytesOf(o.getQuery()) + blocks + bytesOf(o.getGrad());
+    return 2 * hops * blocks + double(ranks) * blocks +
+           zigzagShare(ranks, o.getCausal(), o.getQuery()) *
+               (2 * operands - bytesOf(o.getGrad()));
   }
   if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
     if (o.getSiblings().front() != o)
@@ -103,7 +126,11 @@ double metac::planner::ringExchangeBytes(Operation *op) {
     double given = o.getFrom() == "key"     ? bytesOf(o.getKey())
                    : o.getFrom() == "value" ? bytesOf(o.getValue())
                                             : 0;
-    return 2 * hops * (blocks + given) + double(ranks) * blocks;
+    // Zigzag: q, k, v, dy and the given cotangent in, four cotangents out.
+    double operands = bytesOf(o.getQuery()) + blocks + bytesOf(o.getGrad());
+    return 2 * hops * (blocks + given) + double(ranks) * blocks +
+           zigzagShare(ranks, o.getCausal(), o.getQuery()) *
+               (2 * operands + bytesOf(o.getCotangent()));
   }
   return 0;
 }
