@@ -40,6 +40,13 @@ public:
   virtual KernelStatus rotate(const RingBuffer *buffers, int count) {
     return {METART_ERROR_BACKEND, "a ring of one rank does not rotate"};
   }
+  /// Starts a rotation that completes in finishRotate, so that the caller
+  /// computes while the blocks travel (the sources must stay unchanged
+  /// until then, the destinations unread). By default it rotates now.
+  virtual KernelStatus startRotate(const RingBuffer *buffers, int count) {
+    return rotate(buffers, count);
+  }
+  virtual KernelStatus finishRotate() { return KernelStatus::ok(); }
   /// Sends `count` elements to the rank at ring position `to`, or receives
   /// them from `from` (blocking; every rank issues its transfers in one
   /// global order, so that each pair meets).

@@ -2,13 +2,21 @@
 //
 // A rotation sends each buffer to the next rank of the group and receives
 // the previous rank's (MPI_Sendrecv over MPI), after the asynchronous
-// collectives started before it, as every blocking collective.
+// collectives started before it, as every blocking collective. A started
+// rotation runs on the communication thread while the kernel computes on
+// the block it holds (host memory; METART_RING_OVERLAP=off keeps it
+// blocking).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KeyRings.h"
 #include "CommQueue.h"
 #include "Execute.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 using namespace metart;
 using namespace metart::comm;
@@ -21,27 +29,53 @@ public:
       : c(c), mask(mask), rank(c->comm->groupRank[mask]),
         ranks(c->comm->groupSize[mask]) {}
 
+  ~AxisRing() override { (void)finishRotate(); }
+
   int64_t size() const override { return ranks; }
   int64_t position() const override { return rank; }
 
   KernelStatus rotate(const RingBuffer *buffers, int count) override {
-    Transport *transport = c->comm->transport.get();
-    int to = int((rank + 1) % ranks), from = int((rank + ranks - 1) % ranks);
     for (int i = 0; i < count; ++i) {
-      const RingBuffer &b = buffers[i];
-      auto body = [&](Transport *t) {
-        return t->sendRecv(mask, rank, b.from, b.into, b.count, b.dtype, to,
-                           from);
-      };
-      auto run = [&] {
-        return execute(c, "ring_exchange", mask, transport,
-                       size_t(b.count) * dtypeSize(b.dtype), body);
-      };
+      auto run = [&] { return exchange(buffers[i]); };
       KernelStatus status = c->commQueue ? c->commQueue->run(run) : run();
       if (status.failed())
         return status;
     }
     return KernelStatus::ok();
+  }
+
+  /// On host memory the rotation runs on the communication thread
+  /// (CommQueue), in program order with the context's other collectives.
+  KernelStatus startRotate(const RingBuffer *buffers, int count) override {
+    if (!c->comm->transport->runsOnAnyThread() ||
+        std::getenv("METART_RING_OVERLAP") &&
+            std::string(std::getenv("METART_RING_OVERLAP")) == "off")
+      return rotate(buffers, count);
+    if (!c->commQueue)
+      c->commQueue = std::make_unique<CommQueue>();
+    std::vector<RingBuffer> moves(buffers, buffers + count);
+    auto task = [this, moves] {
+      for (const RingBuffer &b : moves)
+        if (KernelStatus status = exchange(b); status.failed())
+          return status;
+      return KernelStatus::ok();
+    };
+    if (!c->commQueue->start(this, mask, task))
+      return {METART_ERROR_BACKEND, "a ring rotation was started twice"};
+    started = true;
+    return KernelStatus::ok();
+  }
+  KernelStatus finishRotate() override {
+    if (!started)
+      return KernelStatus::ok();
+    started = false;
+    CommQueue::Completion done;
+    c->commQueue->wait(this, done);
+    // What the kernel did not wait for was hidden behind its computation.
+    if (!done.status.failed())
+      c->commStats.addOverlapped(
+          mask, std::max(0.0, done.runSeconds - done.waitedSeconds));
+    return done.status;
   }
 
   KernelStatus send(const void *data, int64_t count, metart_dtype dtype,
@@ -60,6 +94,18 @@ public:
   }
 
 private:
+  /// Sends `b` to the next rank and receives the previous rank's, as a
+  /// collective of the mask (counted, timed, watched).
+  KernelStatus exchange(const RingBuffer &b) {
+    int to = int((rank + 1) % ranks), from = int((rank + ranks - 1) % ranks);
+    auto body = [&](Transport *t) {
+      return t->sendRecv(mask, rank, b.from, b.into, b.count, b.dtype, to,
+                         from);
+    };
+    return execute(c, "ring_exchange", mask, c->comm->transport.get(),
+                   size_t(b.count) * dtypeSize(b.dtype), body);
+  }
+
   /// Runs one point-to-point transfer as a collective of the mask.
   template <typename Body>
   KernelStatus transfer(int64_t count, metart_dtype dtype, Body body) {
@@ -74,6 +120,7 @@ private:
   metart_context *c;
   int32_t mask;
   int64_t rank, ranks;
+  bool started = false;
 };
 
 } // namespace

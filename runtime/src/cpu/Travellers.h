@@ -46,19 +46,31 @@ public:
   const T *operator[](size_t i) const { return entries[i].current; }
   T *sumAt(size_t i) { return const_cast<T *>(entries[i].current); }
 
-  /// Every entry one rank along: the next rank's block arrives.
-  KernelStatus rotate() {
-    std::vector<RingBuffer> moves;
-    for (Entry &e : entries) {
-      if (!e.current)
-        continue;
-      std::vector<T> &into = e.work[e.next];
-      into.resize(e.count);
-      moves.push_back({e.current, into.data(), e.count, kDtype});
-      e.current = into.data();
-      e.next ^= 1;
-    }
-    return ring.rotate(moves.data(), int(moves.size()));
+  /// Starts moving the operands one rank along: the next rank's block
+  /// arrives in finishOperands, and the current one stays readable until
+  /// then (the ring may move it while the caller computes on it).
+  KernelStatus startOperands() {
+    operandMoves = movesOf(false, operandsArriving);
+    if (operandMoves.empty())
+      return KernelStatus::ok();
+    return ring.startRotate(operandMoves.data(), int(operandMoves.size()));
+  }
+  KernelStatus finishOperands() {
+    KernelStatus status =
+        operandMoves.empty() ? KernelStatus::ok() : ring.finishRotate();
+    arrive(operandsArriving);
+    return status;
+  }
+  /// Moves the sums one rank along, with the block they belong to (after
+  /// the caller has added the current block's terms).
+  KernelStatus rotateSums() {
+    std::vector<Entry *> arriving;
+    std::vector<RingBuffer> moves = movesOf(true, arriving);
+    if (moves.empty())
+      return KernelStatus::ok();
+    KernelStatus status = ring.rotate(moves.data(), int(moves.size()));
+    arrive(arriving);
+    return status;
   }
 
   /// After the last step, each sum belongs to the next rank's block: one
@@ -74,6 +86,29 @@ public:
   }
 
 private:
+  struct Entry;
+  /// The moves of the operands (`sums` false) or of the sums, each into
+  /// its entry's other buffer; `arriving` lists their entries.
+  std::vector<RingBuffer> movesOf(bool sums, std::vector<Entry *> &arriving) {
+    std::vector<RingBuffer> moves;
+    arriving.clear();
+    for (Entry &e : entries) {
+      if (!e.current || (e.output != nullptr) != sums)
+        continue;
+      std::vector<T> &into = e.work[e.next];
+      into.resize(e.count);
+      moves.push_back({e.current, into.data(), e.count, kDtype});
+      arriving.push_back(&e);
+    }
+    return moves;
+  }
+  static void arrive(const std::vector<Entry *> &arriving) {
+    for (Entry *e : arriving) {
+      e->current = e->work[e->next].data();
+      e->next ^= 1;
+    }
+  }
+
   static constexpr metart_dtype kDtype =
       sizeof(T) == sizeof(double) ? METART_F64 : METART_F32;
   struct Entry {
@@ -87,21 +122,34 @@ private:
   };
   KeyRing &ring;
   std::vector<Entry> entries;
+  std::vector<RingBuffer> operandMoves;
+  std::vector<Entry *> operandsArriving;
 };
 
 /// Calls `visit(block)` with the sizes of each key block this rank's
 /// queries see, in ring order, rotating `travellers` between blocks (a
-/// block a causal rank does not see still passes through).
+/// block a causal rank does not see still passes through). The operands
+/// of the next block travel while `visit` computes on the current one;
+/// the sums move after it.
 template <typename T, typename Visit>
 KernelStatus forEachKeyBlock(KeyRing &ring, Travellers<T> &travellers,
                              const AttentionSizes &whole, Visit visit) {
   for (int64_t step = 0; step < ring.size(); ++step) {
-    if (step > 0)
-      if (KernelStatus status = travellers.rotate(); status.failed())
+    bool more = step + 1 < ring.size();
+    if (more)
+      if (KernelStatus status = travellers.startOperands(); status.failed())
         return status;
     AttentionSizes block;
     if (ring.sizesAt(step, whole, block))
       visit(block);
+    if (more) {
+      KernelStatus sums = travellers.rotateSums();
+      KernelStatus operands = travellers.finishOperands();
+      if (sums.failed())
+        return sums;
+      if (operands.failed())
+        return operands;
+    }
   }
   return KernelStatus::ok();
 }

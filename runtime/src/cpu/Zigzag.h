@@ -46,6 +46,10 @@ public:
   KernelStatus rotate(const RingBuffer *buffers, int count) override {
     return ring.rotate(buffers, count);
   }
+  KernelStatus startRotate(const RingBuffer *buffers, int count) override {
+    return ring.startRotate(buffers, count);
+  }
+  KernelStatus finishRotate() override { return ring.finishRotate(); }
   bool sizesAt(int64_t step, const AttentionSizes &whole,
                AttentionSizes &block) const override {
     block = whole;
