@@ -14,6 +14,7 @@
 
 #include "metac/Dialect/Meta/IR/MetaAttrs.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Dialect/NN/IR/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -29,24 +30,39 @@ using namespace metac;
 namespace {
 
 /// The value before its sum over the mesh: the operand of a sum over the
-/// task and data axes, or the value itself where the step runs on one rank.
-FailureOr<Value> partialOf(Value summed, bool meshed, Operation *user,
-                           StringRef what) {
+/// task, data and sequence axes, or the value itself where the step runs
+/// on one rank. The servers add every rank's push, so a value that each
+/// of the `sequence` ranks of a sequence group holds whole (computed on
+/// gathered positions, not summed over them) is pushed as its share,
+/// scaled by 1 / sequence.
+FailureOr<Value> partialOf(OpBuilder &b, Value summed, bool meshed,
+                           int64_t sequence, Operation *user, StringRef what) {
+  constexpr int16_t kSequenceAxis = 5;
   auto sum = summed.getDefiningOp<shard::AllReduceOp>();
+  Value partial = summed;
+  bool overSequence = false;
   if (!sum) {
     if (meshed)
       return user->emitError("parameter servers: the ")
              << what << " is not summed over the mesh where it is used";
-    return summed;
-  }
-  for (int16_t axis : sum.getGridAxes())
-    if (axis > 1)
+  } else {
+    for (int16_t axis : sum.getGridAxes()) {
+      if (axis > 1 && axis != kSequenceAxis)
+        return sum->emitError("parameter servers: the ")
+               << what << " is summed over mesh axis " << axis
+               << "; servers take sums over the task, data and sequence "
+                  "axes only";
+      overSequence |= axis == kSequenceAxis;
+    }
+    if (sum.getReduction() != shard::ReductionKind::Sum)
       return sum->emitError("parameter servers: the ")
-             << what << " is summed over mesh axis " << axis
-             << "; servers take sums over the task and data axes only";
-  if (sum.getReduction() != shard::ReductionKind::Sum)
-    return sum->emitError("parameter servers: the ") << what << " is not a sum";
-  return sum.getInput();
+             << what << " is not a sum";
+    partial = sum.getInput();
+  }
+  if (sequence > 1 && !overSequence)
+    partial = nn::ScaleOp::create(b, user->getLoc(), partial,
+                                  b.getF64FloatAttr(1.0 / double(sequence)));
+  return partial;
 }
 
 struct ParameterServers
@@ -85,13 +101,12 @@ struct ParameterServers
       }
       meta::PlanAttr plan = train.getPlanAttr();
       if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1 ||
-                   plan.getExpert() > 1 || plan.getSequence() > 1)) {
-        train.emitError("parameter servers serve meshes of the task and "
-                        "data axes (each holds whole slices of the "
+                   plan.getExpert() > 1)) {
+        train.emitError("parameter servers serve meshes of the task, data "
+                        "and sequence axes (each holds whole slices of the "
                         "replicated parameters), not tensor = ")
             << plan.getTensor() << ", pipeline = " << plan.getPipeline()
-            << ", expert = " << plan.getExpert()
-            << ", sequence = " << plan.getSequence();
+            << ", expert = " << plan.getExpert();
         return signalPassFailure();
       }
       if (metac::partition::hasStepGroups(train)) {
@@ -152,14 +167,18 @@ LogicalResult ParameterServers::rewrite(meta::TrainOp train, func::FuncOp step,
     return guard.emitError("parameter servers: the guard looks at another "
                            "loss than the step returns");
 
+  int64_t sequence = plan ? plan.getSequence() : 1;
+  OpBuilder before(update);
   SmallVector<Value> partials;
   for (Value g : update.getGrads()) {
-    FailureOr<Value> partial = partialOf(g, meshed, update, "outer gradient");
+    FailureOr<Value> partial =
+        partialOf(before, g, meshed, sequence, update, "outer gradient");
     if (failed(partial))
       return failure();
     partials.push_back(*partial);
   }
-  FailureOr<Value> partialLoss = partialOf(loss, meshed, ret, "meta-loss");
+  FailureOr<Value> partialLoss =
+      partialOf(before, loss, meshed, sequence, ret, "meta-loss");
   if (failed(partialLoss))
     return failure();
 
