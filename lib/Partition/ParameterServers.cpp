@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace metac::partition {
 #define GEN_PASS_DEF_METAPARAMETERSERVERS
@@ -29,40 +30,57 @@ using namespace metac;
 
 namespace {
 
-/// The value before its sum over the mesh: the operand of a sum over the
-/// task, data and sequence axes, or the value itself where the step runs
-/// on one rank. The servers add every rank's push, so a value that each
-/// of the `sequence` ranks of a sequence group holds whole (computed on
-/// gathered positions, not summed over them) is pushed as its share,
-/// scaled by 1 / sequence.
-FailureOr<Value> partialOf(OpBuilder &b, Value summed, bool meshed,
-                           int64_t sequence, Operation *user, StringRef what) {
-  constexpr int16_t kSequenceAxis = 5;
-  auto sum = summed.getDefiningOp<shard::AllReduceOp>();
-  Value partial = summed;
-  bool overSequence = false;
-  if (!sum) {
-    if (meshed)
-      return user->emitError("parameter servers: the ")
-             << what << " is not summed over the mesh where it is used";
-  } else {
-    for (int16_t axis : sum.getGridAxes()) {
-      if (axis > 1 && axis != kSequenceAxis)
+/// What a rank pushes for `summed`, a value every rank holds whole (the
+/// outer update's operands are the same on all ranks): the servers add
+/// every rank's push. Sums over the mesh are peeled off (the servers do
+/// them); a gather of a sum over other axes becomes the sum of the gather
+/// (collectives over different axes commute), so an expert's gradient is
+/// gathered over the expert axis and summed by the servers. Whatever stays
+/// whole on the ranks of an axis it was not summed over is pushed as its
+/// share: scaled by 1 / (those axes' ranks).
+FailureOr<Value> partialOf(OpBuilder &b, Value summed, meta::PlanAttr plan,
+                           Operation *user, StringRef what) {
+  llvm::SmallBitVector sumAxes(6);
+  Value v = summed;
+  while (true) {
+    if (auto sum = v.getDefiningOp<shard::AllReduceOp>()) {
+      if (sum.getReduction() != shard::ReductionKind::Sum)
         return sum->emitError("parameter servers: the ")
-               << what << " is summed over mesh axis " << axis
-               << "; servers take sums over the task, data and sequence "
-                  "axes only";
-      overSequence |= axis == kSequenceAxis;
+               << what << " is not a sum";
+      for (int16_t axis : sum.getGridAxes())
+        sumAxes.set(axis);
+      v = sum.getInput();
+      continue;
     }
-    if (sum.getReduction() != shard::ReductionKind::Sum)
-      return sum->emitError("parameter servers: the ")
-             << what << " is not a sum";
-    partial = sum.getInput();
+    auto gather = v.getDefiningOp<shard::AllGatherOp>();
+    auto inner = gather ? gather.getInput().getDefiningOp<shard::AllReduceOp>()
+                        : shard::AllReduceOp();
+    if (!inner || inner.getReduction() != shard::ReductionKind::Sum ||
+        llvm::any_of(inner.getGridAxes(), [&](int16_t axis) {
+          return llvm::is_contained(gather.getGridAxes(), axis);
+        }))
+      break;
+    Operation *moved = b.clone(*gather);
+    moved->setOperand(0, inner.getInput());
+    for (int16_t axis : inner.getGridAxes())
+      sumAxes.set(axis);
+    v = moved->getResult(0);
   }
-  if (sequence > 1 && !overSequence)
-    partial = nn::ScaleOp::create(b, user->getLoc(), partial,
-                                  b.getF64FloatAttr(1.0 / double(sequence)));
-  return partial;
+  int64_t sizes[6] = {1, 1, 1, 1, 1, 1};
+  if (plan) {
+    sizes[0] = plan.getTask();
+    sizes[1] = plan.getData();
+    sizes[4] = plan.getExpert();
+    sizes[5] = plan.getSequence();
+  }
+  int64_t holders = 1;
+  for (int axis = 0; axis < 6; ++axis)
+    if (!sumAxes.test(axis))
+      holders *= sizes[axis];
+  if (holders > 1)
+    v = nn::ScaleOp::create(b, user->getLoc(), v,
+                            b.getF64FloatAttr(1.0 / double(holders)));
+  return v;
 }
 
 struct ParameterServers
@@ -100,13 +118,11 @@ struct ParameterServers
         return signalPassFailure();
       }
       meta::PlanAttr plan = train.getPlanAttr();
-      if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1 ||
-                   plan.getExpert() > 1)) {
-        train.emitError("parameter servers serve meshes of the task, data "
-                        "and sequence axes (each holds whole slices of the "
-                        "replicated parameters), not tensor = ")
-            << plan.getTensor() << ", pipeline = " << plan.getPipeline()
-            << ", expert = " << plan.getExpert();
+      if (plan && (plan.getTensor() > 1 || plan.getPipeline() > 1)) {
+        train.emitError("parameter servers serve meshes of the task, data, "
+                        "expert and sequence axes (each holds whole slices "
+                        "of the replicated parameters), not tensor = ")
+            << plan.getTensor() << ", pipeline = " << plan.getPipeline();
         return signalPassFailure();
       }
       if (metac::partition::hasStepGroups(train)) {
@@ -143,7 +159,6 @@ LogicalResult ParameterServers::rewrite(meta::TrainOp train, func::FuncOp step,
     if (step.getArgAttr(i, meta::kLossScaleAttrName))
       return train.emitError("parameter servers do not combine with dynamic "
                              "loss scaling");
-  bool meshed = plan && plan.getTask() * plan.getData() > 1;
 
   SmallVector<meta::OuterStepOp> updates;
   step.walk([&](meta::OuterStepOp op) { updates.push_back(op); });
@@ -167,18 +182,17 @@ LogicalResult ParameterServers::rewrite(meta::TrainOp train, func::FuncOp step,
     return guard.emitError("parameter servers: the guard looks at another "
                            "loss than the step returns");
 
-  int64_t sequence = plan ? plan.getSequence() : 1;
   OpBuilder before(update);
   SmallVector<Value> partials;
   for (Value g : update.getGrads()) {
     FailureOr<Value> partial =
-        partialOf(before, g, meshed, sequence, update, "outer gradient");
+        partialOf(before, g, plan, update, "outer gradient");
     if (failed(partial))
       return failure();
     partials.push_back(*partial);
   }
   FailureOr<Value> partialLoss =
-      partialOf(before, loss, meshed, sequence, ret, "meta-loss");
+      partialOf(before, loss, plan, ret, "meta-loss");
   if (failed(partialLoss))
     return failure();
 
@@ -224,14 +238,17 @@ LogicalResult ParameterServers::rewrite(meta::TrainOp train, func::FuncOp step,
       failed(step.eraseArguments(stateArgs)))
     return step.emitError("parameter servers: cannot drop the optimizer "
                           "state from the step's signature");
-  // Sums nothing reads any more.
-  SmallVector<Operation *> dead;
-  step.walk([&](shard::AllReduceOp sum) {
-    if (sum->use_empty())
-      dead.push_back(sum);
-  });
-  for (Operation *op : dead)
-    op->erase();
+  // Sums and gathers nothing reads any more (a gather's sum after it).
+  for (bool erased = true; erased;) {
+    SmallVector<Operation *> dead;
+    step.walk([&](Operation *op) {
+      if (isa<shard::AllReduceOp, shard::AllGatherOp>(op) && op->use_empty())
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+    erased = !dead.empty();
+  }
   step->setAttr("meta.parameter_servers", b.getI64IntegerAttr(count));
   return success();
 }
