@@ -194,6 +194,7 @@ def MetaParameterServers : Pass<"meta-parameter-servers", "::mlir::ModuleOp"> {
     `asynchronous` without servers is an error: an all-reduce meets every
     rank.
   }];
+  let dependentDialects = ["::metac::nn::NNDialect"];
   let options = [
     Option<"servers", "servers", "int64_t", /*default=*/"-1",
            "Parameter servers (0: none, all-reduce; -1: the program's "

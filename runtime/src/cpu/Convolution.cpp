@@ -232,7 +232,7 @@ static void printChoice(int direction, const ConvSizes &s,
     times += std::string(c ? ", " : "") + candidateNames[c] + " " +
              (std::isfinite(seconds[c])
                   ? std::to_string(ll(std::llround(seconds[c] * 1e6))) + " us"
-                  : std::string("(failed)"));
+                  : std::string("(not run)"));
   std::fprintf(stderr,
                "metart: convolution %s, %lld slices of %lld images "
                "%lldx%lldx%lld -> %lldx%lldx%lld: %s: %s\n",
@@ -250,7 +250,7 @@ static void printChoice(int direction, const ConvSizes &s,
 /// its primitive, im2col grows its workspace), then times them in turn,
 /// three rounds, and keeps the fastest (one round, beside a build, once
 /// chose im2col for ProtoNets' largest layer: 0.41x oneDNN's speed); a
-/// oneDNN candidate that fails (its workspace) is left out. f64, shapes oneDNN
+/// candidate that fails (its workspace) is left out. f64, shapes oneDNN
 /// does not handle and METART_CONVOLUTION=im2col take im2col;
 /// METART_CONVOLUTION=onednn takes oneDNN on the backend's threads without
 /// measuring. The choice is made per process: two runs may choose differently
@@ -281,39 +281,60 @@ chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
     return run(found->second);
   // Each candidate runs once to warm up, then kRounds rounds time each in
   // turn (interleaved, so that a burst of other load slows them alike) and
-  // keep its fastest; a oneDNN candidate that fails is left out.
+  // keep its fastest. A candidate that fails is left out; im2col is not
+  // tried where its columns would take more than kIm2colBytes per thread
+  // (memory kept for the run, where oneDNN wins by far anyway).
   constexpr int kRounds = 3;
+  constexpr size_t kIm2colBytes = size_t(64) << 20;
   double seconds[Candidates];
   bool runs[Candidates];
+  KernelStatus failure;
+  int last = -1;
+  auto attempt = [&](int candidate) {
+    KernelStatus status = run(candidate);
+    if (status.failed()) {
+      runs[candidate] = false;
+      failure = status;
+    } else {
+      last = candidate;
+    }
+    return !status.failed();
+  };
   for (int candidate : {OneDnn, OneDnnOneThread, Im2col}) {
     seconds[candidate] = std::numeric_limits<double>::infinity();
-    KernelStatus status = run(candidate);
-    if (status.failed() && candidate == Im2col)
-      return status;
-    runs[candidate] = !status.failed();
+    runs[candidate] =
+        candidate != Im2col || columnBytes<float>(planOf(s)) <= kIm2colBytes;
+    if (runs[candidate])
+      attempt(candidate);
   }
+  if (!runs[OneDnn] && !runs[OneDnnOneThread] && !runs[Im2col])
+    return failure.failed() ? failure : im2col();
   for (int round = 0; round < kRounds; ++round)
-    // im2col last: its result stands unless a oneDNN kernel is chosen.
     for (int candidate : {OneDnn, OneDnnOneThread, Im2col}) {
       if (!runs[candidate])
         continue;
       auto start = std::chrono::steady_clock::now();
-      if (KernelStatus status = run(candidate); status.failed())
-        return status;
+      if (!attempt(candidate)) {
+        seconds[candidate] = std::numeric_limits<double>::infinity();
+        continue;
+      }
       seconds[candidate] = std::min(
           seconds[candidate], std::chrono::duration<double>(
                                   std::chrono::steady_clock::now() - start)
                                   .count());
     }
-  int fastest = Im2col;
-  for (int candidate : {OneDnn, OneDnnOneThread})
-    if (seconds[candidate] < seconds[fastest])
+  int fastest = -1;
+  for (int candidate : {Im2col, OneDnn, OneDnnOneThread})
+    if (runs[candidate] &&
+        (fastest < 0 || seconds[candidate] < seconds[fastest]))
       fastest = candidate;
+  if (fastest < 0)
+    return failure;
   choices[key] = fastest;
   if (std::getenv("METART_CONVOLUTION_VERBOSE"))
     printChoice(direction, s, seconds, fastest);
   // Leave the result to the chosen kernel, as every later call.
-  return fastest == Im2col ? KernelStatus::ok() : run(fastest);
+  return last == fastest ? KernelStatus::ok() : run(fastest);
 }
 
 KernelStatus CpuBackend::conv2d(metart_dtype dtype, const ConvSizes &sizes,
