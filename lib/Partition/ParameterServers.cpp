@@ -66,17 +66,11 @@ FailureOr<Value> partialOf(OpBuilder &b, Value summed, meta::PlanAttr plan,
       sumAxes.set(axis);
     v = moved->getResult(0);
   }
-  int64_t sizes[6] = {1, 1, 1, 1, 1, 1};
-  if (plan) {
-    sizes[0] = plan.getTask();
-    sizes[1] = plan.getData();
-    sizes[4] = plan.getExpert();
-    sizes[5] = plan.getSequence();
-  }
   int64_t holders = 1;
-  for (int axis = 0; axis < 6; ++axis)
-    if (!sumAxes.test(axis))
-      holders *= sizes[axis];
+  if (plan)
+    for (auto [axis, size] : llvm::enumerate(plan.getMeshSizes()))
+      if (!sumAxes.test(axis))
+        holders *= size;
   if (holders > 1)
     v = nn::ScaleOp::create(b, user->getLoc(), v,
                             b.getF64FloatAttr(1.0 / double(holders)));

@@ -290,4 +290,40 @@ TEST(ConvolutionChoice, DefaultMeasuresEachShapeOnce) {
 #endif
 }
 
+// im2col's columns for one image of 128 channels, 3x3 taps and 128 x 128
+// outputs take 1152 x 16384 floats (72 MiB): more than the choice lets
+// each thread keep for the run, so it times oneDNN alone.
+TEST(ConvolutionChoice, LeavesOutIm2colWhoseColumnsAreLarge) {
+#ifdef METART_HAVE_DNNL
+  ::unsetenv("METART_CONVOLUTION");
+  ::setenv("METART_CONVOLUTION_VERBOSE", "1", 1);
+  metart_context *context = nullptr;
+  metart_context_options options = {METART_BACKEND_CPU, 0, 0};
+  ASSERT_EQ(metart_context_create(&options, &context), METART_OK);
+  std::vector<int64_t> xShape = {1, 1, 128, 128, 128},
+                       wShape = {1, 8, 128, 3, 3}, yShape = {1, 1, 8, 128, 128};
+  std::vector<float> x(128 * 128 * 128, 0.5f), w(8 * 128 * 9, 0.25f),
+      y(8 * 128 * 128);
+  metart_tensor xt = {x.data(), METART_F32, 5, xShape.data()};
+  metart_tensor wt = {w.data(), METART_F32, 5, wShape.data()};
+  metart_tensor yt = {y.data(), METART_F32, 5, yShape.data()};
+  int64_t stride[2] = {1, 1}, padding[2] = {1, 1};
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(metart_nn_conv2d(context, &xt, &wt, nullptr, stride, padding, &yt),
+            METART_OK);
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("METART_CONVOLUTION_VERBOSE");
+  metart_context_destroy(context);
+  std::vector<std::string> lines =
+      linesStartingWith(printed, "metart: convolution forward, ");
+  ASSERT_EQ(lines.size(), 1u) << printed;
+  EXPECT_NE(lines[0].find(": im2col (not run), oneDNN "), std::string::npos)
+      << lines[0];
+  // An interior output sums all 128 x 9 taps of 0.5 * 0.25.
+  EXPECT_FLOAT_EQ(y[64 * 128 + 64], 128 * 9 * 0.125f);
+#else
+  GTEST_SKIP() << "metart was built without oneDNN";
+#endif
+}
+
 } // namespace

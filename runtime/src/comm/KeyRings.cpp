@@ -35,12 +35,10 @@ public:
   int64_t position() const override { return rank; }
 
   KernelStatus rotate(const RingBuffer *buffers, int count) override {
-    for (int i = 0; i < count; ++i) {
-      auto run = [&] { return exchange(buffers[i]); };
-      KernelStatus status = c->commQueue ? c->commQueue->run(run) : run();
-      if (status.failed())
+    for (int i = 0; i < count; ++i)
+      if (KernelStatus status = inOrder([&] { return exchange(buffers[i]); });
+          status.failed())
         return status;
-    }
     return KernelStatus::ok();
   }
 
@@ -81,39 +79,40 @@ public:
   KernelStatus send(const void *data, int64_t count, metart_dtype dtype,
                     int64_t to) override {
     // Blocking, as KeyRing promises: the caller reuses `data`.
-    return transfer(count, dtype, [&](Transport *t) {
-      KernelStatus s = t->send(mask, data, count, dtype, int(to));
-      return s.failed() ? s : t->completeSendsWithin(mask);
+    return inOrder([&] {
+      return collective(count, dtype, [&](Transport *t) {
+        KernelStatus s = t->send(mask, data, count, dtype, int(to));
+        return s.failed() ? s : t->completeSendsWithin(mask);
+      });
     });
   }
   KernelStatus recv(void *data, int64_t count, metart_dtype dtype,
                     int64_t from) override {
-    return transfer(count, dtype, [&](Transport *t) {
-      return t->recv(mask, data, count, dtype, int(from));
+    return inOrder([&] {
+      return collective(count, dtype, [&](Transport *t) {
+        return t->recv(mask, data, count, dtype, int(from));
+      });
     });
   }
 
 private:
-  /// Sends `b` to the next rank and receives the previous rank's, as a
-  /// collective of the mask (counted, timed, watched).
+  /// Sends `b` to the next rank and receives the previous rank's.
   KernelStatus exchange(const RingBuffer &b) {
     int to = int((rank + 1) % ranks), from = int((rank + ranks - 1) % ranks);
-    auto body = [&](Transport *t) {
+    return collective(b.count, b.dtype, [&](Transport *t) {
       return t->sendRecv(mask, rank, b.from, b.into, b.count, b.dtype, to,
                          from);
-    };
-    return execute(c, "ring_exchange", mask, c->comm->transport.get(),
-                   size_t(b.count) * dtypeSize(b.dtype), body);
+    });
   }
-
-  /// Runs one point-to-point transfer as a collective of the mask.
+  /// Runs `body` as a collective of the mask (counted, timed, watched).
   template <typename Body>
-  KernelStatus transfer(int64_t count, metart_dtype dtype, Body body) {
-    Transport *transport = c->comm->transport.get();
-    auto run = [&] {
-      return execute(c, "ring_exchange", mask, transport,
-                     size_t(count) * dtypeSize(dtype), body);
-    };
+  KernelStatus collective(int64_t count, metart_dtype dtype, Body body) {
+    return execute(c, "ring_exchange", mask, c->comm->transport.get(),
+                   size_t(count) * dtypeSize(dtype), body);
+  }
+  /// Runs `run` in program order with the context's other collectives
+  /// (behind those started and not yet done).
+  template <typename Run> KernelStatus inOrder(Run run) {
     return c->commQueue ? c->commQueue->run(run) : run();
   }
 

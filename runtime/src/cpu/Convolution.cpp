@@ -288,17 +288,12 @@ chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
   constexpr size_t kIm2colBytes = size_t(64) << 20;
   double seconds[Candidates];
   bool runs[Candidates];
-  KernelStatus failure;
   int last = -1;
   auto attempt = [&](int candidate) {
-    KernelStatus status = run(candidate);
-    if (status.failed()) {
-      runs[candidate] = false;
-      failure = status;
-    } else {
+    runs[candidate] = !run(candidate).failed();
+    if (runs[candidate])
       last = candidate;
-    }
-    return !status.failed();
+    return runs[candidate];
   };
   for (int candidate : {OneDnn, OneDnnOneThread, Im2col}) {
     seconds[candidate] = std::numeric_limits<double>::infinity();
@@ -307,17 +302,13 @@ chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
     if (runs[candidate])
       attempt(candidate);
   }
-  if (!runs[OneDnn] && !runs[OneDnnOneThread] && !runs[Im2col])
-    return failure.failed() ? failure : im2col();
   for (int round = 0; round < kRounds; ++round)
     for (int candidate : {OneDnn, OneDnnOneThread, Im2col}) {
       if (!runs[candidate])
         continue;
       auto start = std::chrono::steady_clock::now();
-      if (!attempt(candidate)) {
-        seconds[candidate] = std::numeric_limits<double>::infinity();
+      if (!attempt(candidate))
         continue;
-      }
       seconds[candidate] = std::min(
           seconds[candidate], std::chrono::duration<double>(
                                   std::chrono::steady_clock::now() - start)
@@ -328,8 +319,9 @@ chooseConvolution(int direction, metart_dtype dtype, const ConvSizes &s,
     if (runs[candidate] &&
         (fastest < 0 || seconds[candidate] < seconds[fastest]))
       fastest = candidate;
+  // None ran: im2col computes it, or says why it cannot.
   if (fastest < 0)
-    return failure;
+    return im2col();
   choices[key] = fastest;
   if (std::getenv("METART_CONVOLUTION_VERBOSE"))
     printChoice(direction, s, seconds, fastest);
