@@ -68,6 +68,7 @@ else()
     src/cuda/Gemm.cpp
     src/cuda/GeneratedKernels.cpp
     src/cuda/Recording.cpp
+    src/cuda/SideCopies.cpp
     src/cuda/Status.cpp
     src/cuda/Stream.cpp
     src/cuda/Attention.cu

@@ -46,6 +46,15 @@ public:
   virtual void deallocateHost(void *data);
   virtual KernelStatus copy(void *destination, const void *source, size_t bytes,
                             CopyKind kind) = 0;
+  /// Starts a copy (as `copy`, device to device) behind the work queued so
+  /// far; a backend with a second queue runs it there, overlapping the
+  /// work queued after it until `copyWait(destination)`, which orders what
+  /// follows behind it. By default the copy is made now.
+  virtual KernelStatus copyStart(void *destination, const void *source,
+                                 size_t bytes) {
+    return copy(destination, source, bytes, CopyKind::DeviceToDevice);
+  }
+  virtual KernelStatus copyWait(void *) { return KernelStatus::ok(); }
   /// Waits for all queued work.
   virtual KernelStatus synchronize() = 0;
   /// Whether the host can read the backend's memory directly (collectives

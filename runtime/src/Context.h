@@ -44,6 +44,8 @@ struct metart_context {
   metart::Arena arena;
   /// metart_host_buffer_alloc's blocks and sizes (freed with the context).
   std::vector<std::pair<void *, size_t>> hostBuffers;
+  /// Destinations of metart_copy_device_start's copies not yet waited for.
+  std::vector<void *> copiesInFlight;
   /// metart_carry_store/load's sites (CarrySite.h): persistent buffers.
   std::map<int64_t, metart::CarrySite> carries;
   std::string lastError;

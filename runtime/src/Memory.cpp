@@ -11,6 +11,7 @@
 #include "Tensor.h"
 #include "comm/Communicator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -58,6 +59,10 @@ void metart_scratch_reset(metart_context *context) {
   if (context->comm && context->comm->transport)
     if (KernelStatus s = context->comm->transport->completeSends(); s.failed())
       setLastError(context, "metart_scratch_reset: " + s.message);
+  // A step that failed between a prefetch and its wait leaves it joined.
+  for (void *destination : context->copiesInFlight)
+    (void)context->backend->copyWait(destination);
+  context->copiesInFlight.clear();
   context->arena.resetScratch();
 }
 
@@ -106,6 +111,41 @@ metart_status metart_copy_device(metart_context *context, void *destination,
                                  const void *source, size_t bytes) {
   return copy(context, "metart_copy_device", destination, source, bytes,
               CopyKind::DeviceToDevice);
+}
+
+metart_status metart_copy_device_start(metart_context *context,
+                                       void *destination, const void *source,
+                                       size_t bytes) {
+  Checker check(context, "metart_copy_device_start");
+  if (!check.ok())
+    return check.result();
+  if (!destination || (bytes > 0 && !source))
+    return check.invalid("copying ", bytes, " bytes with a null ",
+                         destination ? "source" : "destination");
+  std::vector<void *> &inFlight = context->copiesInFlight;
+  if (std::find(inFlight.begin(), inFlight.end(), destination) !=
+      inFlight.end())
+    return check.invalid("a copy to this destination is already in flight "
+                         "(metart_copy_wait first)");
+  if (bytes > 0)
+    if (metart_status s = check.finish(
+            context->backend->copyStart(destination, source, bytes)))
+      return s;
+  inFlight.push_back(destination);
+  return METART_OK;
+}
+
+metart_status metart_copy_wait(metart_context *context, void *destination) {
+  Checker check(context, "metart_copy_wait");
+  if (!check.ok())
+    return check.result();
+  std::vector<void *> &inFlight = context->copiesInFlight;
+  auto it = std::find(inFlight.begin(), inFlight.end(), destination);
+  if (it == inFlight.end())
+    return check.invalid("no copy to this destination is in flight "
+                         "(metart_copy_device_start)");
+  inFlight.erase(it);
+  return check.finish(context->backend->copyWait(destination));
 }
 
 metart_status metart_synchronize(metart_context *context) {

@@ -161,4 +161,43 @@ TEST_F(Memory, CopiesRoundTrip) {
   EXPECT_EQ(metart_copy_to_host(context, nullptr, nullptr, 0), METART_OK);
 }
 
+TEST_F(Memory, AStartedCopyIsWaitedForByItsDestination) {
+  std::vector<double> host = {1, 2, 3, 4}, back(4);
+  void *source = nullptr, *destination = nullptr;
+  ASSERT_EQ(metart_host_buffer_alloc(context, 32, &source), METART_OK);
+  ASSERT_EQ(metart_scratch_alloc(context, 32, &destination), METART_OK);
+  std::memcpy(source, host.data(), 32);
+  ASSERT_EQ(metart_copy_device_start(context, destination, source, 32),
+            METART_OK);
+  // One copy per destination at a time.
+  EXPECT_EQ(metart_copy_device_start(context, destination, source, 32),
+            METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(metart_context_last_error(context),
+               "metart_copy_device_start: a copy to this destination is "
+               "already in flight (metart_copy_wait first)");
+  ASSERT_EQ(metart_copy_wait(context, destination), METART_OK);
+  ASSERT_EQ(metart_copy_to_host(context, back.data(), destination, 32),
+            METART_OK);
+  EXPECT_EQ(back, host);
+  // Waiting for what was never started, or twice, is an error.
+  EXPECT_EQ(metart_copy_wait(context, destination),
+            METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(metart_context_last_error(context),
+               "metart_copy_wait: no copy to this destination is in flight "
+               "(metart_copy_device_start)");
+  EXPECT_EQ(metart_copy_device_start(context, nullptr, source, 8),
+            METART_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(metart_context_last_error(context),
+               "metart_copy_device_start: copying 8 bytes with a null "
+               "destination");
+  // A step that failed between a start and its wait: the reset joins it.
+  ASSERT_EQ(metart_copy_device_start(context, destination, source, 32),
+            METART_OK);
+  metart_scratch_reset(context);
+  void *again = nullptr;
+  ASSERT_EQ(metart_scratch_alloc(context, 32, &again), METART_OK);
+  EXPECT_EQ(metart_copy_device_start(context, again, source, 32), METART_OK);
+  EXPECT_EQ(metart_copy_wait(context, again), METART_OK);
+}
+
 } // namespace

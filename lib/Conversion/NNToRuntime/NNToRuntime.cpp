@@ -136,44 +136,84 @@ LogicalResult StepLowering::lower() {
     dying[at].push_back(base);
   // --offload=params: the leading arguments are parameters in host
   // buffers. Views of them stay views of host memory; every other op that
-  // reads one gets a copy in scratch device memory for its own duration.
+  // reads one gets a copy in scratch device memory for its own duration,
+  // prefetched: started before the op ahead of it (on CUDA on a second
+  // stream, so the copy crosses while that op computes) and waited for
+  // before its own.
   DenseSet<Value> onHost;
   if (auto n = step->getAttrOfType<IntegerAttr>("meta.offload_params"))
     for (int64_t i = 0,
                  e = std::min<int64_t>(n.getInt(), step.getNumArguments());
          i < e; ++i)
       onHost.insert(step.getArgument(i));
+  auto isHostView = [&](Operation &op) {
+    return isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op) &&
+           onHost.contains(op.getOperand(0));
+  };
+  // The parameters on the host that `op` reads from a device copy.
+  auto fetchedBy = [&](Operation &op) {
+    SmallVector<Value> values;
+    if (isa<func::ReturnOp, meta::OuterStepOp>(op) || isHostView(op))
+      return values;
+    for (Value v : op.getOperands())
+      if (onHost.contains(v) && !llvm::is_contained(values, v))
+        values.push_back(v);
+    return values;
+  };
+  // The next op's device copies made ahead: (copy, whether it is in
+  // flight rather than this op's, kept).
+  DenseMap<Value, std::pair<Value, bool>> ahead;
+  Value ctx = emit.context();
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       lowerReturn(ret);
       continue;
     }
-    bool hostView =
-        isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op) &&
-        onHost.contains(op.getOperand(0));
-    // (value, its host descriptor, its device copy)
-    SmallVector<std::tuple<Value, Value, Value>> fetched;
-    if (!hostView && !isa<meta::OuterStepOp>(op))
-      for (Value v : op.getOperands()) {
-        if (!onHost.contains(v) ||
-            llvm::any_of(fetched, [&](auto &f) { return std::get<0>(f) == v; }))
-          continue;
-        Value host = descriptors.lookup(v);
-        Value device = emit.descriptor(cast<RankedTensorType>(v.getType()));
+    // (value, its host descriptor)
+    SmallVector<std::pair<Value, Value>> fetched;
+    for (Value v : fetchedBy(op)) {
+      Value host = descriptors.lookup(v);
+      Value device;
+      if (auto a = ahead.find(v); a != ahead.end()) {
+        device = a->second.first;
+        if (a->second.second)
+          emit.checkedCall("metart_copy_wait", {ctx, emit.dataOf(device)});
+      } else {
+        device = emit.descriptor(cast<RankedTensorType>(v.getType()));
         emit.checkedCall("metart_copy_device",
-                         {emit.context(), emit.dataOf(device),
-                          emit.dataOf(host), emit.i64(byteSize(v.getType()))});
-        descriptors[v] = device;
-        fetched.push_back({v, host, device});
+                         {ctx, emit.dataOf(device), emit.dataOf(host),
+                          emit.i64(byteSize(v.getType()))});
       }
+      descriptors[v] = device;
+      fetched.push_back({v, host});
+    }
+    ahead.clear();
+    // Not across an update or a pull, which write the parameters.
+    Operation *next = op.getNextNode();
+    if (next && !isa<meta::OuterStepOp, meta::ServerStepOp>(op))
+      for (Value v : fetchedBy(*next)) {
+        if (llvm::any_of(fetched, [&](auto &f) { return f.first == v; })) {
+          ahead[v] = {descriptors[v], false};
+          continue;
+        }
+        Value device = emit.descriptor(cast<RankedTensorType>(v.getType()));
+        emit.checkedCall("metart_copy_device_start",
+                         {ctx, emit.dataOf(device),
+                          emit.dataOf(descriptors.lookup(v)),
+                          emit.i64(byteSize(v.getType()))});
+        ahead[v] = {device, true};
+      }
+    bool hostView = isHostView(op);
     if (failed(lowerOp(&op)))
       return failure();
     if (hostView)
       onHost.insert(op.getResult(0));
-    for (auto [v, host, device] : fetched) {
-      emit.call("metart_scratch_free", {emit.context(), emit.dataOf(device),
-                                        emit.i64(byteSize(v.getType()))});
+    for (auto [v, host] : fetched) {
+      Value device = descriptors[v];
       descriptors[v] = host;
+      if (!ahead.contains(v))
+        emit.call("metart_scratch_free",
+                  {ctx, emit.dataOf(device), emit.i64(byteSize(v.getType()))});
     }
     auto it = dying.find(position[&op]);
     if (it == dying.end())

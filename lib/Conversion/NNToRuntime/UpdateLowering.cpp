@@ -25,75 +25,118 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   // The guard's verdict stays on the device: every update reads it there.
   Value gate = op.getGate() ? operand(op.getGate()) : emit.null();
   // --offload=optimizer: a parameter's state lives in host memory and
-  // visits the device for its update only, through one staging area that
-  // holds the largest parameter's state and serves every parameter in turn.
+  // visits the device for its update only, through a staging area that
+  // holds the largest parameter's state. Where a second such area costs
+  // at most a quarter of the state it offloads, the next parameter's state
+  // crosses into it while one parameter is updated in the other (on CUDA
+  // on a second stream); otherwise one area serves every parameter in turn.
   bool offload = op->hasAttr("metac.offload");
-  // --offload=params: each parameter visits the device for its update.
+  // --offload=params: each parameter visits the device for its update,
+  // prefetched the same way into scratch memory.
   bool offloadParams = op->hasAttr("metac.offload_params");
-  int64_t slot = 0;
-  for (Value state : op.getState())
-    if (cast<RankedTensorType>(state.getType()).getRank() > 0 ||
-        !cast<RankedTensorType>(state.getType()).getElementType().isInteger(64))
-      slot = std::max(slot, byteSize(state.getType()));
-  slot = (slot + 63) / 64 * 64;
+  bool adam = !isa<meta::SGDAttr>(optimizer);
+  auto stateOfParam = [&](size_t i) {
+    SmallVector<Value, 2> state;
+    if (adam)
+      state = {op.getState()[i], op.getState()[n + i]};
+    else if (!cast<meta::SGDAttr>(optimizer).getMomentum().isZero())
+      state = {op.getState()[i]};
+    return state;
+  };
+  auto roundUp = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  int64_t slot = 0, stateBytes = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (Value state : stateOfParam(i)) {
+      slot = std::max(slot, roundUp(byteSize(state.getType())));
+      stateBytes += roundUp(byteSize(state.getType()));
+    }
+  int64_t slots = adam ? 2 : 1;
+  bool prefetchState = offload && 4 * slots * slot <= stateBytes;
+  int64_t areaBytes = (prefetchState ? 2 : 1) * slots * slot;
   Value area;
-  if (offload)
+  if (offload && areaBytes > 0)
     area = emit.descriptor(RankedTensorType::get(
-        {2 * slot}, IntegerType::get(op.getContext(), 8)));
-  // (host, device, bytes) of the state of this parameter's update.
-  SmallVector<std::tuple<Value, Value, int64_t>> staged;
-  auto stateOf = [&](Value state) {
-    if (!offload)
-      return operand(state);
-    Value device = emit.descriptor(
-        cast<RankedTensorType>(state.getType()),
-        emit.offsetBytes(emit.dataOf(area), slot * int64_t(staged.size())));
-    int64_t bytes = byteSize(state.getType());
-    emit.checkedCall("metart_copy_device",
-                     {ctx, emit.dataOf(device), emit.dataOf(operand(state)),
-                      emit.i64(bytes)});
-    staged.push_back({operand(state), device, bytes});
-    return device;
+        {areaBytes}, IntegerType::get(op.getContext(), 8)));
+  // (host, device, bytes) of a staged operand.
+  using Copy = std::tuple<Value, Value, int64_t>;
+  auto copyIn = [&](Value host, Value device, int64_t bytes, bool ahead) {
+    emit.checkedCall(
+        ahead ? "metart_copy_device_start" : "metart_copy_device",
+        {ctx, emit.dataOf(device), emit.dataOf(host), emit.i64(bytes)});
+    return Copy{host, device, bytes};
   };
-  // A parameter copied to scratch device memory, copied back and freed
-  // after its update.
-  SmallVector<std::tuple<Value, Value, int64_t>> stagedParams;
-  auto paramOf = [&](Value param) {
-    if (!offloadParams)
-      return operand(param);
-    int64_t bytes = byteSize(param.getType());
+  auto waitFor = [&](ArrayRef<Copy> copies) {
+    for (auto [host, device, bytes] : copies)
+      emit.checkedCall("metart_copy_wait", {ctx, emit.dataOf(device)});
+  };
+  auto bringState = [&](size_t i, bool ahead) {
+    SmallVector<Copy, 2> copies;
+    SmallVector<Value, 2> states = stateOfParam(i);
+    for (auto [k, state] : llvm::enumerate(states)) {
+      int64_t at = (prefetchState ? int64_t(i % 2) : 0) * slots * slot +
+                   int64_t(k) * slot;
+      Value device = emit.descriptor(cast<RankedTensorType>(state.getType()),
+                                     emit.offsetBytes(emit.dataOf(area), at));
+      copies.push_back(
+          copyIn(operand(state), device, byteSize(state.getType()), ahead));
+    }
+    return copies;
+  };
+  auto bringParam = [&](size_t i, bool ahead) {
+    Value param = op.getParams()[i];
     Value device = emit.descriptor(cast<RankedTensorType>(param.getType()));
-    emit.checkedCall("metart_copy_device",
-                     {ctx, emit.dataOf(device), emit.dataOf(operand(param)),
-                      emit.i64(bytes)});
-    stagedParams.push_back({operand(param), device, bytes});
-    return device;
+    return SmallVector<Copy, 2>{
+        copyIn(operand(param), device, byteSize(param.getType()), ahead)};
   };
+  // Parameter i's staged state and parameter (brought now, or waited for
+  // where parameter i - 1's update started them), and parameter i + 1's
+  // started.
+  SmallVector<Copy, 2> state, nextState, params, nextParams;
+  auto stage = [&](size_t i) {
+    if (offload && !prefetchState) {
+      state = bringState(i, false);
+    } else if (offload) {
+      state = i == 0 ? bringState(0, false) : nextState;
+      if (i > 0)
+        waitFor(state);
+      if (i + 1 < n)
+        nextState = bringState(i + 1, true);
+    }
+    if (offloadParams) {
+      params = i == 0 ? bringParam(0, false) : nextParams;
+      if (i > 0)
+        waitFor(params);
+      if (i + 1 < n)
+        nextParams = bringParam(i + 1, true);
+    }
+  };
+  auto paramOf = [&](size_t i) {
+    return offloadParams ? std::get<1>(params[0]) : operand(op.getParams()[i]);
+  };
+  auto stateOf = [&](size_t i, unsigned k) {
+    return offload ? std::get<1>(state[k]) : operand(stateOfParam(i)[k]);
+  };
+  // Copied back (and the parameter's copy freed) after its update.
   auto unstage = [&]() {
-    for (auto [host, device, bytes] : staged)
+    for (auto [host, device, bytes] : llvm::concat<Copy>(state, params))
       emit.checkedCall(
           "metart_copy_device",
           {ctx, emit.dataOf(host), emit.dataOf(device), emit.i64(bytes)});
-    staged.clear();
-    for (auto [host, device, bytes] : stagedParams) {
-      emit.checkedCall(
-          "metart_copy_device",
-          {ctx, emit.dataOf(host), emit.dataOf(device), emit.i64(bytes)});
+    for (auto [host, device, bytes] : params)
       emit.call("metart_scratch_free",
                 {ctx, emit.dataOf(device), emit.i64(bytes)});
-    }
-    stagedParams.clear();
   };
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
     bool momentum = !sgd.getMomentum().isZero();
     for (size_t i = 0; i < n; ++i) {
-      emit.checkedCall(
-          "metart_sgd_update",
-          {ctx, paramOf(op.getParams()[i]), operand(op.getGrads()[i]),
-           momentum ? stateOf(op.getState()[i]) : emit.null(),
-           emit.f64(sgd.getLr().convertToDouble()),
-           emit.f64(sgd.getMomentum().convertToDouble()),
-           emit.f64(sgd.getWeightDecay().convertToDouble()), gate});
+      stage(i);
+      emit.checkedCall("metart_sgd_update",
+                       {ctx, paramOf(i), operand(op.getGrads()[i]),
+                        momentum ? stateOf(i, 0) : emit.null(),
+                        emit.f64(sgd.getLr().convertToDouble()),
+                        emit.f64(sgd.getMomentum().convertToDouble()),
+                        emit.f64(sgd.getWeightDecay().convertToDouble()),
+                        gate});
       unstage();
     }
   } else {
@@ -112,19 +155,18 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     Value counter = operand(op.getState().back());
     emit.checkedCall("metart_increment", {ctx, counter, gate});
     for (size_t i = 0; i < n; ++i) {
-      Value first = stateOf(op.getState()[i]);
-      Value second = stateOf(op.getState()[n + i]);
-      emit.checkedCall(
-          "metart_adam_update",
-          {ctx, paramOf(op.getParams()[i]), operand(op.getGrads()[i]), first,
-           second, counter, emit.f64(h[0]), emit.f64(h[1]), emit.f64(h[2]),
-           emit.f64(h[3]), emit.f64(h[4]), emit.i32(decoupled), gate});
+      stage(i);
+      emit.checkedCall("metart_adam_update",
+                       {ctx, paramOf(i), operand(op.getGrads()[i]),
+                        stateOf(i, 0), stateOf(i, 1), counter, emit.f64(h[0]),
+                        emit.f64(h[1]), emit.f64(h[2]), emit.f64(h[3]),
+                        emit.f64(h[4]), emit.i32(decoupled), gate});
       unstage();
     }
   }
-  if (offload)
+  if (area)
     emit.call("metart_scratch_free",
-              {ctx, emit.dataOf(area), emit.i64(2 * slot)});
+              {ctx, emit.dataOf(area), emit.i64(areaBytes)});
   for (auto [r, v] : llvm::zip(
            op.getResults(), llvm::concat<Value>(op.getParams(), op.getState())))
     descriptors[r] = operand(v);

@@ -137,6 +137,16 @@ metart_status metart_copy_to_host(metart_context *context, void *host,
                                   const void *device, size_t bytes);
 metart_status metart_copy_device(metart_context *context, void *destination,
                                  const void *source, size_t bytes);
+/** Starts metart_copy_device's copy behind the work queued so far; on CUDA
+ *  it runs on a second stream, overlapping the work queued after it (an
+ *  offloaded operand's prefetch), elsewhere it is made now. The
+ *  destination must not be read before metart_copy_wait(destination),
+ *  which orders the work queued after it behind the copy; one copy per
+ *  destination at a time. */
+metart_status metart_copy_device_start(metart_context *context,
+                                       void *destination, const void *source,
+                                       size_t bytes);
+metart_status metart_copy_wait(metart_context *context, void *destination);
 /** Waits for all queued work (a no-op on the CPU). */
 metart_status metart_synchronize(metart_context *context);
 

@@ -46,8 +46,8 @@ public:
   /// (CommQueue), in program order with the context's other collectives.
   KernelStatus startRotate(const RingBuffer *buffers, int count) override {
     if (!c->comm->transport->runsOnAnyThread() ||
-        std::getenv("METART_RING_OVERLAP") &&
-            std::string(std::getenv("METART_RING_OVERLAP")) == "off")
+        (std::getenv("METART_RING_OVERLAP") &&
+         std::string(std::getenv("METART_RING_OVERLAP")) == "off"))
       return rotate(buffers, count);
     if (!c->commQueue)
       c->commQueue = std::make_unique<CommQueue>();

@@ -140,6 +140,22 @@ static bool overlap(const void *a, const void *b, size_t bytes) {
   return x < y + bytes && y < x + bytes;
 }
 
+KernelStatus CudaBackend::copyStart(void *destination, const void *source,
+                                    size_t bytes) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  if (bytes == 0 || destination == source ||
+      overlap(destination, source, bytes))
+    return copy(destination, source, bytes, CopyKind::DeviceToDevice);
+  return sideCopies.start(stream.get(), destination, source, bytes);
+}
+
+KernelStatus CudaBackend::copyWait(void *destination) {
+  if (KernelStatus status = activate(); status.failed())
+    return status;
+  return sideCopies.wait(stream.get(), destination);
+}
+
 KernelStatus CudaBackend::copy(void *destination, const void *source,
                                size_t bytes, CopyKind kind) {
   if (KernelStatus status = activate(); status.failed())

@@ -17,6 +17,7 @@
 #include "Cudnn.h"
 #include "GeneratedKernels.h"
 #include "Recording.h"
+#include "SideCopies.h"
 #include "Stream.h"
 
 #include <cublas_v2.h>
@@ -45,6 +46,10 @@ public:
   void deallocateHost(void *data) override;
   KernelStatus copy(void *destination, const void *source, size_t bytes,
                     CopyKind kind) override;
+  /// Prefetches on a second stream (SideCopies.h).
+  KernelStatus copyStart(void *destination, const void *source,
+                         size_t bytes) override;
+  KernelStatus copyWait(void *destination) override;
   KernelStatus synchronize() override;
   bool hostMemory() const override { return false; }
   int getDevice() const { return device; }
@@ -197,6 +202,8 @@ private:
   // Declared in the order of construction; destroyed in reverse, the
   // workspace before the allocator before the stream.
   Stream stream;
+  /// Destroyed before the stream whose work its copies follow.
+  SideCopies sideCopies;
   CachingAllocator allocator;
   DeviceWorkspace workspace;
   cublasHandle_t blas = nullptr;

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -104,6 +105,53 @@ TEST_F(CudaGraph, ARecordedCopyFromTheHostCopiesASnapshot) {
   host = {7, 8};
   ASSERT_EQ(backend().replay().code, METART_OK);
   EXPECT_EQ(read(y), (std::vector<double>{4, 5}));
+}
+
+// An offloaded parameter's prefetch: the copy runs on a second stream,
+// behind the work queued before its start (which may still use the
+// destination) and ahead of the work queued after its wait; a recording
+// captures the fork and the join, and each replay copies what the pinned
+// host memory holds then.
+TEST_F(CudaGraph, PrefetchedCopiesKeepStreamOrderAndReplayTheCurrentHost) {
+  constexpr int64_t count = 1 << 20;
+  std::vector<double> ones(count, 1.0);
+  Buffer x = buffer(ones), y = buffer(std::vector<double>(count, 0.0));
+  void *pinned = nullptr;
+  ASSERT_EQ(metart_host_buffer_alloc(context, count * 8, &pinned), METART_OK);
+  auto *host = static_cast<double *>(pinned);
+  std::fill(host, host + count, 3.0);
+  auto step = [&]() {
+    // y = 2 x reads x; the prefetch then overwrites x, and y += x reads
+    // the copy.
+    ASSERT_EQ(metart_nn_scale(context, &x.tensor, 2, &y.tensor), METART_OK);
+    ASSERT_EQ(
+        metart_copy_device_start(context, x.tensor.data, pinned, count * 8),
+        METART_OK);
+    ASSERT_EQ(metart_copy_wait(context, x.tensor.data), METART_OK);
+    ASSERT_EQ(
+        metart_nn_binary(context, METART_ADD, &y.tensor, &x.tensor, &y.tensor),
+        METART_OK);
+  };
+  step();
+  std::vector<double> got = read(y);
+  EXPECT_EQ(got.front(), 5.0);
+  EXPECT_EQ(got.back(), 5.0);
+  ASSERT_EQ(backend().beginRecording().code, METART_OK);
+  step();
+  ASSERT_EQ(backend().endRecording().code, METART_OK);
+  std::fill(host, host + count, -1.0);
+  ASSERT_EQ(backend().replay().code, METART_OK);
+  // x held 3 from the eager step: y = 2 * 3 + (-1).
+  got = read(y);
+  EXPECT_EQ(got.front(), 5.0);
+  EXPECT_EQ(got.back(), 5.0);
+  std::fill(host, host + count, 10.0);
+  ASSERT_EQ(backend().replay().code, METART_OK);
+  got = read(y);
+  EXPECT_EQ(got.front(), 8.0);
+  EXPECT_EQ(got.back(), 8.0);
+  EXPECT_EQ(metart_copy_wait(context, x.tensor.data),
+            METART_ERROR_INVALID_ARGUMENT);
 }
 
 TEST_F(CudaGraph, WaitingOrCopyingToTheHostFailsWhileRecording) {
