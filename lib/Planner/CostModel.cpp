@@ -526,9 +526,11 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   // device holds a staging area instead, at the update (counted at the
   // scratch peak: the update ends the step, where the gradients are live).
   OffloadedState offloaded = offloadedState(function);
-  // --offload=params: an op holds copies of the parameters it reads (two
-  // at most: a weight and its bias, or a product's two operands).
-  uint64_t staging = offloaded.slots * roundUp(offloaded.largestBytes) +
+  // A prefetched state takes a second area. --offload=params: an op holds
+  // copies of the parameters it reads and of those the next op reads (two
+  // in all, as a rule: a weight and its bias, or a product's operands).
+  uint64_t staging = (offloaded.prefetchedState ? 2 : 1) * offloaded.slots *
+                         roundUp(offloaded.largestBytes) +
                      2 * roundUp(offloaded.largestParamBytes);
   for (BlockArgument arg : function.getArguments())
     if (!offloaded.values.contains(arg) && !offloaded.params.contains(arg))
@@ -554,7 +556,12 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       program.events.push_back(compute);
     compute = Event();
   };
+  // The compute of the op before: an offloaded parameter's copy crosses
+  // while it runs (prefetched).
+  double previousSeconds = 0;
   function.walk([&](Operation *op) {
+    double overlapped = previousSeconds;
+    previousSeconds = 0;
     auto collective = [&](Collective kind, ArrayRef<int16_t> axes, double bytes,
                           StringRef algorithm = "") {
       flush();
@@ -620,7 +627,8 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     }
     if (auto update = dyn_cast<meta::OuterStepOp>(op))
       compute.seconds += offloadTransferSeconds(update, device);
-    compute.seconds += offloadedReadSeconds(op, offloaded, device);
+    compute.seconds +=
+        std::max(0.0, offloadedReadSeconds(op, offloaded, device) - overlapped);
     if (auto o = dyn_cast<meta::ServerStepOp>(op)) {
       flush();
       ServerTraffic traffic = serverTraffic(o, mesh, cluster);
@@ -682,6 +690,7 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       double cached = inCache.lookup(op);
       double seconds = c.seconds + cached * (c.hotSeconds - c.seconds);
       compute.seconds += seconds;
+      previousSeconds = seconds;
       ++program.calls;
       ++program.computeCalls;
       program.launchSeconds += c.launch;

@@ -36,6 +36,7 @@ OffloadedState planner::offloadedState(func::FuncOp function) {
     }
     // Adam's two moments, SGD's one momentum buffer.
     result.slots = update.getState().size() > update.getParams().size() ? 2 : 1;
+    result.prefetchedState = update.prefetchesOffloadedState();
   });
   // --offload=params: the leading arguments, and the views of them.
   if (auto n = function->getAttrOfType<IntegerAttr>("meta.offload_params")) {
@@ -70,15 +71,29 @@ double planner::offloadedReadSeconds(Operation *op, const OffloadedState &state,
 
 double planner::offloadTransferSeconds(meta::OuterStepOp update,
                                        const DeviceDescription &device) {
-  double bytes = 0;
-  if (update->hasAttr("metac.offload"))
-    for (Value state : perParameterState(update))
-      bytes += double(tensorBytes(state.getType()));
-  if (update->hasAttr("metac.offload_params"))
-    for (Value param : update.getParams())
-      bytes += double(tensorBytes(param.getType()));
-  // In and out, not overlapped with the update yet.
-  return 2 * bytes / device.hostBandwidthOrDefault();
+  bool state = update->hasAttr("metac.offload");
+  bool params = update->hasAttr("metac.offload_params");
+  bool stateAhead = update.prefetchesOffloadedState();
+  // Per parameter: the bytes prefetched (in, and back out after its
+  // update), and those copied in and out in turn.
+  // In the order the update stages them.
+  SmallVector<unsigned> order = update.getStagingOrder();
+  size_t n = order.size();
+  SmallVector<double> ahead(n + 1, 0.0);
+  double inTurn = 0;
+  for (size_t p = 0; p < n; ++p) {
+    if (state)
+      for (Value v : update.getStateOf(order[p])) {
+        double bytes = double(tensorBytes(v.getType()));
+        (stateAhead ? ahead[p] : inTurn) += stateAhead ? bytes : 2 * bytes;
+      }
+    if (params)
+      ahead[p] += double(tensorBytes(update.getParams()[order[p]].getType()));
+  }
+  double bytes = inTurn + ahead[0];
+  for (size_t i = 0; i < n; ++i)
+    bytes += std::max(ahead[i], ahead[i + 1]);
+  return bytes / device.hostBandwidthOrDefault();
 }
 
 ServerTraffic planner::serverTraffic(meta::ServerStepOp step,

@@ -28,6 +28,8 @@ struct OffloadedState {
   llvm::DenseSet<mlir::Value> values;
   uint64_t largestBytes = 0;
   uint64_t slots = 0;
+  /// Whether the update prefetches it into a second staging area.
+  bool prefetchedState = false;
   /// --offload=params: the parameter arguments (and views of them) in host
   /// memory, and the bytes of the largest, whose copies an op holds.
   llvm::DenseSet<mlir::Value> params;
@@ -35,8 +37,10 @@ struct OffloadedState {
 };
 OffloadedState offloadedState(mlir::func::FuncOp function);
 
-/// Seconds an offloaded update spends moving its state in and out over the
-/// host link (0 for one that is not offloaded).
+/// Seconds an offloaded update spends moving its state and parameters in
+/// and out over the host link, exposed (0 for one that is not offloaded):
+/// a prefetched parameter's copy in crosses while the previous one's goes
+/// back (a full-duplex link), the first's in and the last's out alone.
 double offloadTransferSeconds(meta::OuterStepOp update,
                               const DeviceDescription &device);
 

@@ -34,24 +34,16 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   // --offload=params: each parameter visits the device for its update,
   // prefetched the same way into scratch memory.
   bool offloadParams = op->hasAttr("metac.offload_params");
-  bool adam = !isa<meta::SGDAttr>(optimizer);
-  auto stateOfParam = [&](size_t i) {
-    SmallVector<Value, 2> state;
-    if (adam)
-      state = {op.getState()[i], op.getState()[n + i]};
-    else if (!cast<meta::SGDAttr>(optimizer).getMomentum().isZero())
-      state = {op.getState()[i]};
-    return state;
-  };
+  auto stateOfParam = [&](size_t i) { return op.getStateOf(i); };
   auto roundUp = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
-  int64_t slot = 0, stateBytes = 0;
-  for (size_t i = 0; i < n; ++i)
-    for (Value state : stateOfParam(i)) {
-      slot = std::max(slot, roundUp(byteSize(state.getType())));
-      stateBytes += roundUp(byteSize(state.getType()));
-    }
-  int64_t slots = adam ? 2 : 1;
-  bool prefetchState = offload && 4 * slots * slot <= stateBytes;
+  int64_t slot = 0, slots = 0;
+  for (size_t i = 0; i < n; ++i) {
+    SmallVector<Value, 2> state = stateOfParam(i);
+    slots = std::max<int64_t>(slots, int64_t(state.size()));
+    for (Value v : state)
+      slot = std::max(slot, roundUp(byteSize(v.getType())));
+  }
+  bool prefetchState = op.prefetchesOffloadedState();
   int64_t areaBytes = (prefetchState ? 2 : 1) * slots * slot;
   Value area;
   if (offload && areaBytes > 0)
@@ -69,11 +61,15 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     for (auto [host, device, bytes] : copies)
       emit.checkedCall("metart_copy_wait", {ctx, emit.dataOf(device)});
   };
-  auto bringState = [&](size_t i, bool ahead) {
+  // Parameters are staged largest first, so that each one's state
+  // crosses in while a similar amount goes back.
+  SmallVector<unsigned> order = op.getStagingOrder();
+  // The state of the parameter staged at position `p`.
+  auto bringState = [&](size_t p, bool ahead) {
     SmallVector<Copy, 2> copies;
-    SmallVector<Value, 2> states = stateOfParam(i);
+    SmallVector<Value, 2> states = stateOfParam(order[p]);
     for (auto [k, state] : llvm::enumerate(states)) {
-      int64_t at = (prefetchState ? int64_t(i % 2) : 0) * slots * slot +
+      int64_t at = (prefetchState ? int64_t(p % 2) : 0) * slots * slot +
                    int64_t(k) * slot;
       Value device = emit.descriptor(cast<RankedTensorType>(state.getType()),
                                      emit.offsetBytes(emit.dataOf(area), at));
@@ -82,32 +78,32 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     }
     return copies;
   };
-  auto bringParam = [&](size_t i, bool ahead) {
-    Value param = op.getParams()[i];
+  auto bringParam = [&](size_t p, bool ahead) {
+    Value param = op.getParams()[order[p]];
     Value device = emit.descriptor(cast<RankedTensorType>(param.getType()));
     return SmallVector<Copy, 2>{
         copyIn(operand(param), device, byteSize(param.getType()), ahead)};
   };
-  // Parameter i's staged state and parameter (brought now, or waited for
-  // where parameter i - 1's update started them), and parameter i + 1's
-  // started.
+  // The staged state and parameter of the parameter at position p
+  // (brought now, or waited for where the previous update started them),
+  // and the next one's started.
   SmallVector<Copy, 2> state, nextState, params, nextParams;
-  auto stage = [&](size_t i) {
+  auto stage = [&](size_t p) {
     if (offload && !prefetchState) {
-      state = bringState(i, false);
+      state = bringState(p, false);
     } else if (offload) {
-      state = i == 0 ? bringState(0, false) : nextState;
-      if (i > 0)
+      state = p == 0 ? bringState(0, false) : nextState;
+      if (p > 0)
         waitFor(state);
-      if (i + 1 < n)
-        nextState = bringState(i + 1, true);
+      if (p + 1 < n)
+        nextState = bringState(p + 1, true);
     }
     if (offloadParams) {
-      params = i == 0 ? bringParam(0, false) : nextParams;
-      if (i > 0)
+      params = p == 0 ? bringParam(0, false) : nextParams;
+      if (p > 0)
         waitFor(params);
-      if (i + 1 < n)
-        nextParams = bringParam(i + 1, true);
+      if (p + 1 < n)
+        nextParams = bringParam(p + 1, true);
     }
   };
   auto paramOf = [&](size_t i) {
@@ -128,8 +124,9 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   };
   if (auto sgd = dyn_cast<meta::SGDAttr>(optimizer)) {
     bool momentum = !sgd.getMomentum().isZero();
-    for (size_t i = 0; i < n; ++i) {
-      stage(i);
+    for (size_t p = 0; p < n; ++p) {
+      size_t i = order[p];
+      stage(p);
       emit.checkedCall("metart_sgd_update",
                        {ctx, paramOf(i), operand(op.getGrads()[i]),
                         momentum ? stateOf(i, 0) : emit.null(),
@@ -154,8 +151,9 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     // meta-iteration (a CUDA graph) replays with the current count.
     Value counter = operand(op.getState().back());
     emit.checkedCall("metart_increment", {ctx, counter, gate});
-    for (size_t i = 0; i < n; ++i) {
-      stage(i);
+    for (size_t p = 0; p < n; ++p) {
+      size_t i = order[p];
+      stage(p);
       emit.checkedCall("metart_adam_update",
                        {ctx, paramOf(i), operand(op.getGrads()[i]),
                         stateOf(i, 0), stateOf(i, 1), counter, emit.f64(h[0]),

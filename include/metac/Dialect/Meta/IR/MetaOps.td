@@ -401,6 +401,17 @@ def Meta_OuterStepOp : Meta_Op<"outer_step", [Pure, AttrSizedOperandSegments,
     ::mlir::ResultRange getNewState() {
       return getResults().drop_front(getParams().size());
     }
+    /// Parameter `i`'s own state: Adam's two moments, SGD's momentum
+    /// buffer, none for plain SGD (Adam's step count is shared).
+    ::llvm::SmallVector<::mlir::Value, 2> getStateOf(unsigned i);
+    /// The order in which an offloaded update stages its parameters:
+    /// largest staged bytes first (the program's order otherwise).
+    ::llvm::SmallVector<unsigned> getStagingOrder();
+    /// Under --offload=optimizer, whether the next parameter's state is
+    /// prefetched into a second staging area while this one is updated:
+    /// where that area costs at most a quarter of the offloaded state and
+    /// the overlap hides at least a fifth of its crossings.
+    bool prefetchesOffloadedState();
   }];
 }
 
