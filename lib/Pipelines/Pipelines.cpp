@@ -82,11 +82,12 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     mixed.lossScale = options.lossScale;
     pm.addPass(meta::createMetaMixedPrecision(mixed));
     meta::MetaExpandOptions expand;
-    if (!options.mesh.empty())
+    if (!options.mesh.empty()) {
       if (auto parsed = partition::parseMeshShape(options.mesh))
         expand.taskParts = parsed->sizes[partition::MeshAxis::Task];
       else
         llvm::consumeError(parsed.takeError()); // reported by meta-plan
+    }
     expand.balance = options.balance;
     pm.addPass(meta::createMetaExpand(expand));
     pm.addPass(meta::createMetaUnrollAdapt());

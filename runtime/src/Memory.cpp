@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 using namespace metart;
 
@@ -127,9 +128,15 @@ metart_status metart_copy_device_start(metart_context *context,
       inFlight.end())
     return check.invalid("a copy to this destination is already in flight "
                          "(metart_copy_wait first)");
+  // METART_OFFLOAD_PREFETCH=off: the copy is made now, in stream order
+  // (what the overlap buys is then measurable).
+  const char *prefetch = std::getenv("METART_OFFLOAD_PREFETCH");
+  bool now = prefetch && std::string(prefetch) == "off";
   if (bytes > 0)
     if (metart_status s = check.finish(
-            context->backend->copyStart(destination, source, bytes)))
+            now ? context->backend->copy(destination, source, bytes,
+                                         CopyKind::DeviceToDevice)
+                : context->backend->copyStart(destination, source, bytes)))
       return s;
   inFlight.push_back(destination);
   return METART_OK;
