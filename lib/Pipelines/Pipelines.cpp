@@ -62,6 +62,14 @@ std::optional<metac::Phase> metac::parsePhase(llvm::StringRef name) {
 
 bool metac::isPhaseImplemented(Phase phase) { return info(phase).implemented; }
 
+void metac::addLoweringPasses(OpPassManager &pm) {
+  // The fused phase's groups become kernels, then everything runtime calls.
+  pm.addPass(createGenerateFusedKernels());
+  // Again after the optimized phase's run: fusion moves ops.
+  pm.addPass(partition::createMetaCarryBuffers());
+  pm.addPass(createConvertNNToRuntime());
+}
+
 LogicalResult metac::buildPipelineTo(OpPassManager &pm, Phase phase,
                                      const PipelineOptions &options) {
   return buildPipelineBetween(pm, Phase::Meta, phase, options);
@@ -166,13 +174,14 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     overlap.overlap = options.overlap;
     pm.addPass(partition::createMetaOverlapCollectives(overlap));
   }
-  if (after(Phase::Optimized))
+  if (after(Phase::Optimized)) {
     pm.addPass(createFoldNNTransposes());
+    pm.addPass(partition::createMetaCarryBuffers());
+  }
   if (after(Phase::Fused) && options.fusion)
     pm.addPass(createFuseNNElementwise());
   if (after(Phase::Lowered)) {
-    pm.addPass(createGenerateFusedKernels());
-    pm.addPass(createConvertNNToRuntime());
+    addLoweringPasses(pm);
   }
   // `llvm` is the lowered module translated to LLVM IR (by the driver).
   return success();

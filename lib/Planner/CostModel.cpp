@@ -536,10 +536,12 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
     if (!offloaded.values.contains(arg) && !offloaded.params.contains(arg))
       program.persistentBytes += roundUp(byteSize(arg.getType()));
   program.scratchBytes = replayScratch(function).peakBytes + staging;
-  // pipedream: two buffers per value carried to the next call.
+  // pipedream: two buffers per value carried to the next call, or one
+  // where its reads end before its store (meta-carry-buffers).
   function.walk([&](meta::CarryStoreOp store) {
-    program.persistentBytes +=
-        2 * roundUp(byteSize(store.getValue().getType()));
+    auto buffers = store->getAttrOfType<IntegerAttr>("metac.carry_buffers");
+    program.persistentBytes += (buffers ? buffers.getInt() : 2) *
+                               roundUp(byteSize(store.getValue().getType()));
   });
   // Where both are calibrated, an op runs between its speed on operands
   // from memory and on operands in cache, by the share it finds in cache.

@@ -12,6 +12,7 @@
 
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Pipelines/Pipelines.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -196,9 +197,7 @@ LogicalResult metac::emitExecutable(ModuleOp module, StringRef outputPath) {
 
   OwningOpRef<ModuleOp> lowered(module.clone());
   PassManager pm(module.getContext());
-  // The fused phase's groups become kernels, then everything runtime calls.
-  pm.addPass(createGenerateFusedKernels());
-  pm.addPass(createConvertNNToRuntime());
+  addLoweringPasses(pm);
   if (failed(pm.run(*lowered)))
     return failure();
   registerBuiltinDialectTranslation(*module.getContext());

@@ -7,6 +7,7 @@
 
 #include "metac/Conversion/Passes.h"
 #include "metac/Dialect/Meta/IR/MetaOps.h"
+#include "metac/Pipelines/Pipelines.h"
 
 #include "metart/comm.h"
 
@@ -129,9 +130,7 @@ LogicalResult metac::runProgram(ModuleOp module, const RunOptions &options,
   // Lower and JIT compile the step and evaluation functions.
   OwningOpRef<ModuleOp> lowered(module.clone());
   PassManager pm(module.getContext());
-  // The fused phase's groups become kernels, then everything runtime calls.
-  pm.addPass(createGenerateFusedKernels());
-  pm.addPass(createConvertNNToRuntime());
+  addLoweringPasses(pm);
   if (failed(pm.run(*lowered)))
     return failure();
   // A rank of a pipeline runs its own stage's functions only (the runtime

@@ -16,6 +16,8 @@ namespace metart {
 /// stored and loaded.
 struct CarrySite {
   void *buffers[2] = {nullptr, nullptr};
+  /// 2, or 1 where every read of a load ends before the store of its call.
+  int32_t count = 0;
   size_t bytes = 0;
   int32_t dtype = 0;
   int64_t stores = 0;

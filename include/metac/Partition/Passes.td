@@ -323,4 +323,22 @@ def MetaOverlapCollectives : Pass<"meta-overlap-collectives",
                            "::metac::meta::MetaDialect"];
 }
 
+def MetaCarryBuffers : Pass<"meta-carry-buffers", "::mlir::ModuleOp"> {
+  let summary = "Give one buffer to the carried values read before their store";
+  let description = [{
+    Under the pipedream schedule a value crosses from one call of a step to
+    the next through `meta.carry_store` and `meta.carry_load` of one site,
+    which the runtime holds in two buffers, so that a call's load and store
+    may come in either order. Where every read of the loaded value (through
+    views, and an asynchronous collective until its wait) ends before the
+    store, one buffer does: marks both ops `metac.carry_buffers = 1`. A
+    store of a function argument (stashed weights, the task batch) or a
+    constant that comes before the load's reads is moved to just after
+    them first, unless an update or a pull writes the argument in place
+    between. Runs last in the optimized phase (the planner counts the
+    buffers) and again before the lowering (fusion moves ops); a site that
+    no longer qualifies loses its mark.
+  }];
+}
+
 #endif // METAC_PARTITION_PASSES_TD

@@ -133,6 +133,10 @@ mlir::LogicalResult buildPipelineBetween(mlir::OpPassManager &pm, Phase from,
 /// `metac-opt --pass-pipeline`.
 void registerPhasePipelines();
 
+/// The passes from the fused phase to runtime calls (the lowered phase):
+/// shared by the phase pipeline, `metac run` and executables.
+void addLoweringPasses(mlir::OpPassManager &pm);
+
 } // namespace metac
 
 #endif // METAC_PIPELINES_PIPELINES_H

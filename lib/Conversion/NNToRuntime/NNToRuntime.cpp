@@ -58,6 +58,13 @@ std::optional<int64_t> binaryCode(Operation *op) {
 
 /// The position of an attention operand named by an attention derivative's
 /// `wrt` or `from` among the runtime call's q, k, v (and dy) arguments.
+/// The buffers of a carried value's site (meta-carry-buffers: 1 where the
+/// loaded value's reads end before the store).
+int32_t carryBuffers(Operation *op) {
+  auto buffers = op->getAttrOfType<IntegerAttr>("metac.carry_buffers");
+  return buffers ? int32_t(buffers.getInt()) : 2;
+}
+
 unsigned attentionSlot(StringRef name) {
   return llvm::StringSwitch<unsigned>(name)
       .Case("query", 0)
@@ -564,12 +571,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     Value d =
         emit.descriptor(cast<RankedTensorType>(load.getType()), emit.null());
     descriptors[load.getResult()] = d;
-    emit.checkedCall("metart_carry_view", {ctx, d, emit.i64(load.getSite())});
+    emit.checkedCall("metart_carry_view", {ctx, d, emit.i64(load.getSite()),
+                                           emit.i32(carryBuffers(op))});
     return success();
   }
   if (auto store = dyn_cast<meta::CarryStoreOp>(op)) {
-    emit.checkedCall("metart_carry_store", {ctx, operand(store.getValue()),
-                                            emit.i64(store.getSite())});
+    emit.checkedCall("metart_carry_store",
+                     {ctx, operand(store.getValue()), emit.i64(store.getSite()),
+                      emit.i32(carryBuffers(op))});
     return success();
   }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))

@@ -157,15 +157,19 @@ metart_status metart_synchronize(metart_context *context);
  *  first load), so one call may load and store a site in either order. A
  *  site keeps the size and element type of its first use. Reset forgets
  *  what was stored (the next loads return zeros), keeping the buffers. */
+/** `buffers` is 2, or 1 for a site whose loaded value every call reads
+ *  only before its store (the same for every use of a site). */
 metart_status metart_carry_store(metart_context *context,
-                                 const metart_tensor *x, int64_t site);
+                                 const metart_tensor *x, int64_t site,
+                                 int32_t buffers);
 metart_status metart_carry_load(metart_context *context, const metart_tensor *y,
-                                int64_t site);
+                                int64_t site, int32_t buffers);
 /** metart_carry_load without the copy: points `y->data` at the site's
- *  buffer, which stays unchanged until the site's next store but one (the
- *  step's lowering reads it within the call). */
+ *  buffer, which stays unchanged until the site's next store but one (one
+ *  buffer: its next store; the step's lowering reads it within the call,
+ *  before that). */
 metart_status metart_carry_view(metart_context *context, metart_tensor *y,
-                                int64_t site);
+                                int64_t site, int32_t buffers);
 void metart_carry_reset(metart_context *context);
 
 typedef struct metart_memory_stats {
