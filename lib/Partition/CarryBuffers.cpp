@@ -40,9 +40,14 @@ Operation *topLevel(Operation *op, Block &block) {
   return op;
 }
 
+bool isView(Operation *op) {
+  return isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op);
+}
+
 /// The last top-level op that reads `loaded` (through views, and an
-/// asynchronous collective until its wait), or null where a send reads it
-/// (a send completes only at the step's end).
+/// asynchronous collective until its wait), or null where one may read it
+/// after the call's last op: a send (completed at the step's end), a stale
+/// sum (applied in a later call), the step's results.
 Operation *lastRead(Value loaded, Block &block,
                     const DenseMap<Operation *, unsigned> &position) {
   Operation *last = loaded.getDefiningOp();
@@ -50,29 +55,36 @@ Operation *lastRead(Value loaded, Block &block,
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     for (Operation *user : v.getUsers()) {
-      if (isa<shard::SendOp>(user))
-        return nullptr;
       Operation *top = topLevel(user, block);
-      if (!top)
-        continue;
+      if (!top || isa<shard::SendOp>(user) ||
+          top->hasTrait<OpTrait::IsTerminator>() ||
+          top->hasAttr("metac.staleness"))
+        return nullptr;
       SmallVector<Operation *, 2> readers = {top};
       if (top->hasAttr("metac.async"))
-        llvm::append_range(readers, top->getUsers());
+        for (Operation *wait : top->getUsers())
+          readers.push_back(topLevel(wait, block));
       for (Operation *reader : readers)
-        if (position.lookup(reader) > position.lookup(last))
+        if (reader && position.lookup(reader) > position.lookup(last))
           last = reader;
-      if (isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(user))
+      if (isView(user))
         worklist.push_back(user->getResult(0));
     }
   }
   return last;
 }
 
-/// Whether an op in (from, to] writes `value` in place.
+/// Whether an op in (from, to] writes `value` (or a view of it) in place.
 bool writtenBetween(Value value, Operation *from, Operation *to) {
+  SmallVector<Value> views = {value};
+  for (unsigned i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (isView(user))
+        views.push_back(user->getResult(0));
   for (Operation *op = from->getNextNode(); op; op = op->getNextNode()) {
     if (isa<meta::OuterStepOp, meta::ServerStepOp>(op) &&
-        llvm::is_contained(op->getOperands(), value))
+        llvm::any_of(op->getOperands(),
+                     [&](Value v) { return llvm::is_contained(views, v); }))
       return true;
     if (op == to)
       break;

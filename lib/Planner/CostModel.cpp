@@ -19,6 +19,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,107 +43,6 @@ uint64_t elementsOf(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   return t && t.hasStaticShape() ? uint64_t(t.getNumElements()) : 0;
 }
-
-/// Ops the lowering turns into no call and no buffer: they share their
-/// operand's buffer.
-bool isView(Operation *op) {
-  return isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp,
-             shard::SendOp>(op);
-}
-
-/// The results of the call that `op` (an attention derivative) shares with
-/// its siblings, allocated at the first of them; none at the others.
-template <typename Op> SmallVector<Value> allocatedWithSiblings(Op op) {
-  auto siblings = op.getSiblings();
-  if (siblings.front() != op)
-    return {};
-  return llvm::map_to_vector(siblings,
-                             [](Op s) { return Value(s.getResult()); });
-}
-
-/// The buffers the lowering allocates at `op`: an attention's derivative
-/// ops are one call, which allocates all of their results at the first.
-SmallVector<Value> allocatedAt(Operation *op) {
-  if (auto backward = dyn_cast<nn::AttentionBackwardOp>(op))
-    return allocatedWithSiblings(backward);
-  if (auto second = dyn_cast<nn::AttentionDoubleBackwardOp>(op))
-    return allocatedWithSiblings(second);
-  return SmallVector<Value>(op->getResults());
-}
-
-} // namespace
-
-ScratchUse metac::planner::replayScratch(func::FuncOp function) {
-  ScratchUse use;
-  if (!function.getBody().hasOneBlock())
-    return use;
-  // The same liveness as convert-nn-to-runtime: a buffer dies after the
-  // last reader of it or of a view of it; sends keep theirs to the end;
-  // returned buffers are never freed.
-  Block &body = function.getBody().front();
-  DenseMap<Operation *, unsigned> position;
-  for (Operation &op : body)
-    position[&op] = position.size();
-  DenseMap<Value, Value> buffer;
-  DenseMap<Value, unsigned> death;
-  DenseMap<Value, bool> returned;
-  for (Operation &op : body) {
-    bool view = isView(&op);
-    for (Value result : op.getResults()) {
-      if (!isa<RankedTensorType>(result.getType()) ||
-          isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
-        continue;
-      Value base = view ? buffer.lookup(op.getOperand(0)) : result;
-      if (!base)
-        continue;
-      buffer[result] = base;
-      unsigned last = position[&op];
-      for (Operation *user : result.getUsers()) {
-        last = std::max(last, position[user]);
-        if (isa<shard::SendOp>(user))
-          last = position.size();
-        if (isa<func::ReturnOp>(user))
-          returned[base] = true;
-      }
-      death[base] = std::max(death.lookup(base), last);
-    }
-  }
-  DenseMap<unsigned, SmallVector<Value>> dying;
-  for (auto [base, at] : death)
-    if (!returned.lookup(base))
-      dying[at].push_back(base);
-  std::map<uint64_t, int64_t> freeBlocks;
-  uint64_t held = 0;
-  for (Operation &op : body) {
-    if (isa<func::ReturnOp>(op))
-      break;
-    // A carried value's load is a view of its site's buffers (persistent).
-    if (!isView(&op) && !isa<meta::OuterStepOp, meta::CarryLoadOp>(op))
-      for (Value result : allocatedAt(&op)) {
-        uint64_t bytes = roundUp(byteSize(result.getType()));
-        if (bytes == 0)
-          continue;
-        ++use.blocks;
-        auto reusable = freeBlocks.find(bytes);
-        if (reusable != freeBlocks.end() && reusable->second > 0) {
-          --reusable->second;
-          ++use.reused;
-          continue;
-        }
-        held += bytes;
-        use.peakBytes = std::max(use.peakBytes, held);
-      }
-    auto it = dying.find(position[&op]);
-    if (it == dying.end())
-      continue;
-    for (Value base : it->second)
-      if (uint64_t bytes = roundUp(byteSize(base.getType())))
-        ++freeBlocks[bytes];
-  }
-  return use;
-}
-
-namespace {
 
 /// The element type of `op`'s first result, if a tensor.
 Type elementTypeOf(Operation *op) {
@@ -526,12 +426,11 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   // device holds a staging area instead, at the update (counted at the
   // scratch peak: the update ends the step, where the gradients are live).
   OffloadedState offloaded = offloadedState(function);
-  // A prefetched state takes a second area. --offload=params: an op holds
-  // copies of the parameters it reads and of those the next op reads (two
-  // in all, as a rule: a weight and its bias, or a product's operands).
+  // A prefetched state takes a second area. --offload=params: an op's
+  // device copies of the parameters and those prefetched for the next op.
   uint64_t staging = (offloaded.prefetchedState ? 2 : 1) * offloaded.slots *
                          roundUp(offloaded.largestBytes) +
-                     2 * roundUp(offloaded.largestParamBytes);
+                     offloaded.paramCopyBytes;
   for (BlockArgument arg : function.getArguments())
     if (!offloaded.values.contains(arg) && !offloaded.params.contains(arg))
       program.persistentBytes += roundUp(byteSize(arg.getType()));
@@ -561,6 +460,8 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
   // The compute of the op before: an offloaded parameter's copy crosses
   // while it runs (prefetched).
   double previousSeconds = 0;
+  // The last op of a ring attention call whose rotations are in flight.
+  Operation *rotatingUntil = nullptr;
   function.walk([&](Operation *op) {
     double overlapped = previousSeconds;
     previousSeconds = 0;
@@ -680,12 +581,37 @@ RankProgram Estimator::build(func::FuncOp function, int64_t stage) {
       ++program.calls;
       return;
     }
-    // Ring attention exchanges its blocks with the ring's neighbours
-    // before (and between) its computation: one step, synchronously.
-    if (double bytes = ringExchangeBytes(op); bytes > 0)
-      collective(Collective::SendRecv,
-                 op->getAttrOfType<DenseI16ArrayAttr>("ring_axes").asArrayRef(),
-                 bytes);
+    // Ring attention moves its operands into the zigzag layout and its
+    // cotangents home around its computation (blocking), and rotates the
+    // next block while it computes on this one: started on the
+    // communication thread, waited for after the computation.
+    if (double bytes = ringExchangeBytes(op); bytes > 0) {
+      ArrayRef<int16_t> axes =
+          op->getAttrOfType<DenseI16ArrayAttr>("ring_axes").asArrayRef();
+      double rotations = ringRotationBytes(op);
+      if (bytes > rotations)
+        collective(Collective::SendRecv, axes, bytes - rotations);
+      if (rotations > 0) {
+        collective(Collective::SendRecv, axes, rotations);
+        program.events.back().async = true;
+        // The call's compute is shared by its sibling ops: the wait
+        // follows the last one.
+        rotatingUntil = op;
+        if (auto o = dyn_cast<nn::AttentionBackwardOp>(op))
+          rotatingUntil = o.getSiblings().back();
+        if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op))
+          rotatingUntil = o.getSiblings().back();
+      }
+    }
+    auto waitForRotations = llvm::make_scope_exit([&] {
+      if (op != rotatingUntil)
+        return;
+      rotatingUntil = nullptr;
+      flush();
+      Event e;
+      e.kind = Event::Wait;
+      program.events.push_back(e);
+    });
     const Cached &c = costOf(op);
     program.flops += c.cost.flops;
     if (c.seconds > 0) {

@@ -135,6 +135,28 @@ double metac::planner::ringExchangeBytes(Operation *op) {
   return 0;
 }
 
+double metac::planner::ringRotationBytes(Operation *op) {
+  int64_t ranks = ringRanksOf(op);
+  if (ranks <= 1)
+    return 0;
+  double hops = double(ranks - 1);
+  if (auto o = dyn_cast<nn::AttentionOp>(op))
+    return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()));
+  if (auto o = dyn_cast<nn::AttentionBackwardOp>(op))
+    return o.getSiblings().front() != o
+               ? 0
+               : 2 * hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()));
+  if (auto o = dyn_cast<nn::AttentionDoubleBackwardOp>(op)) {
+    if (o.getSiblings().front() != o)
+      return 0;
+    double given = o.getFrom() == "key"     ? bytesOf(o.getKey())
+                   : o.getFrom() == "value" ? bytesOf(o.getValue())
+                                            : 0;
+    return 2 * hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()) + given);
+  }
+  return 0;
+}
+
 OpCost metac::planner::estimateOpCost(Operation *op) {
   OpCost cost = computeCost(op);
   cost.commBytes += ringExchangeBytes(op);

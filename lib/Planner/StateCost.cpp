@@ -14,14 +14,27 @@ using namespace mlir;
 using namespace metac;
 using namespace metac::planner;
 
-/// The per-parameter state of `update` (the step count stays on the
-/// device).
+/// The per-parameter state of `update` (the step count is shared).
 static SmallVector<Value> perParameterState(meta::OuterStepOp update) {
   SmallVector<Value> out;
-  for (Value state : update.getState())
-    if (cast<RankedTensorType>(state.getType()).getRank() > 0)
-      out.push_back(state);
+  for (unsigned i = 0, e = update.getParams().size(); i < e; ++i)
+    llvm::append_range(out, update.getStateOf(i));
   return out;
+}
+
+static uint64_t roundUp(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// The parameters in host memory that `op` reads from device copies (as
+/// the lowering copies them: not views of them, not the update).
+static SmallVector<Value> copiedBy(Operation &op, const OffloadedState &state) {
+  SmallVector<Value> values;
+  if (isa<func::ReturnOp, meta::OuterStepOp, nn::ReshapeOp, nn::StopGradientOp,
+          tensor::ExtractSliceOp>(op))
+    return values;
+  for (Value v : op.getOperands())
+    if (state.params.contains(v) && !llvm::is_contained(values, v))
+      values.push_back(v);
+  return values;
 }
 
 OffloadedState planner::offloadedState(func::FuncOp function) {
@@ -45,8 +58,6 @@ OffloadedState planner::offloadedState(func::FuncOp function) {
          i < e; ++i) {
       Value param = function.getArgument(i);
       result.params.insert(param);
-      result.largestParamBytes =
-          std::max(result.largestParamBytes, tensorBytes(param.getType()));
     }
     function.walk([&](Operation *op) {
       if (isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op) &&
@@ -54,19 +65,37 @@ OffloadedState planner::offloadedState(func::FuncOp function) {
         result.params.insert(op->getResult(0));
     });
   }
+  if (result.params.empty() || !function.getBody().hasOneBlock())
+    return result;
+  // The lowering keeps an op's copies while the next op's are prefetched
+  // (not across an update or a pull), and reuses a copy the op before
+  // made: what crosses is what the op before did not read.
+  SmallVector<Value> previous;
+  for (Operation &op : function.getBody().front()) {
+    SmallVector<Value> reads = copiedBy(op, result);
+    // While the op before runs: its copies and this op's.
+    uint64_t held = 0;
+    double crossing = 0;
+    for (Value v : previous)
+      held += roundUp(tensorBytes(v.getType()));
+    for (Value v : reads)
+      if (!llvm::is_contained(previous, v)) {
+        held += roundUp(tensorBytes(v.getType()));
+        crossing += double(tensorBytes(v.getType()));
+      }
+    result.paramCopyBytes = std::max(result.paramCopyBytes, held);
+    if (crossing > 0)
+      result.crossingBytes[&op] = crossing;
+    previous = isa<meta::OuterStepOp, meta::ServerStepOp>(op)
+                   ? SmallVector<Value>()
+                   : reads;
+  }
   return result;
 }
 
 double planner::offloadedReadSeconds(Operation *op, const OffloadedState &state,
                                      const DeviceDescription &device) {
-  if (state.params.empty() || isa<meta::OuterStepOp>(op) ||
-      isa<nn::ReshapeOp, nn::StopGradientOp, tensor::ExtractSliceOp>(op))
-    return 0;
-  double bytes = 0;
-  for (Value v : op->getOperands())
-    if (state.params.contains(v))
-      bytes += double(tensorBytes(v.getType()));
-  return bytes / device.hostBandwidthOrDefault();
+  return state.crossingBytes.lookup(op) / device.hostBandwidthOrDefault();
 }
 
 double planner::offloadTransferSeconds(meta::OuterStepOp update,
@@ -74,9 +103,9 @@ double planner::offloadTransferSeconds(meta::OuterStepOp update,
   bool state = update->hasAttr("metac.offload");
   bool params = update->hasAttr("metac.offload_params");
   bool stateAhead = update.prefetchesOffloadedState();
-  // Per parameter: the bytes prefetched (in, and back out after its
-  // update), and those copied in and out in turn.
-  // In the order the update stages them.
+  // Per parameter, in the order the update stages them: the bytes
+  // prefetched (in, and back out after its update), and those copied in
+  // and out in turn.
   SmallVector<unsigned> order = update.getStagingOrder();
   size_t n = order.size();
   SmallVector<double> ahead(n + 1, 0.0);
@@ -85,7 +114,10 @@ double planner::offloadTransferSeconds(meta::OuterStepOp update,
     if (state)
       for (Value v : update.getStateOf(order[p])) {
         double bytes = double(tensorBytes(v.getType()));
-        (stateAhead ? ahead[p] : inTurn) += stateAhead ? bytes : 2 * bytes;
+        if (stateAhead)
+          ahead[p] += bytes;
+        else
+          inTurn += 2 * bytes;
       }
     if (params)
       ahead[p] += double(tensorBytes(update.getParams()[order[p]].getType()));

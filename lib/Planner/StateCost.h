@@ -17,6 +17,7 @@
 #include "metac/Planner/ClusterDescription.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace metac::planner {
@@ -31,9 +32,12 @@ struct OffloadedState {
   /// Whether the update prefetches it into a second staging area.
   bool prefetchedState = false;
   /// --offload=params: the parameter arguments (and views of them) in host
-  /// memory, and the bytes of the largest, whose copies an op holds.
+  /// memory, the most their device copies take at once (an op's and the
+  /// next op's, prefetched), and per op the bytes that cross to the device
+  /// for it (not those the op before read).
   llvm::DenseSet<mlir::Value> params;
-  uint64_t largestParamBytes = 0;
+  uint64_t paramCopyBytes = 0;
+  llvm::DenseMap<mlir::Operation *, double> crossingBytes;
 };
 OffloadedState offloadedState(mlir::func::FuncOp function);
 

@@ -130,8 +130,10 @@ metart_status metart_copy_device_start(metart_context *context,
                          "(metart_copy_wait first)");
   // METART_OFFLOAD_PREFETCH=off: the copy is made now, in stream order
   // (what the overlap buys is then measurable).
-  const char *prefetch = std::getenv("METART_OFFLOAD_PREFETCH");
-  bool now = prefetch && std::string(prefetch) == "off";
+  static const bool now = [] {
+    const char *prefetch = std::getenv("METART_OFFLOAD_PREFETCH");
+    return prefetch && std::string(prefetch) == "off";
+  }();
   if (bytes > 0)
     if (metart_status s = check.finish(
             now ? context->backend->copy(destination, source, bytes,

@@ -62,3 +62,29 @@ func.func @two_loads(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   meta.carry_store %arg0 site 2 : tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+// A loaded value returned by the step is read after the call: two buffers.
+// CHECK-LABEL: func.func @returned
+// CHECK-NOT: metac.carry_buffers
+func.func @returned(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  meta.carry_store %arg0 site 4 : tensor<4xf32>
+  %0 = meta.carry_load site 4 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A constant's store (the first call's flag) moves after the reads.
+// CHECK-LABEL: func.func @flag
+// CHECK: %[[F:.*]] = meta.carry_load site 5 {metac.carry_buffers = 1 : i32}
+// CHECK-NEXT: nn.mul %arg0, %[[F]]
+// CHECK-NEXT: meta.carry_store %{{.*}} site 5 {metac.carry_buffers = 1 : i32}
+func.func @flag(%arg0: tensor<2xf64>) -> tensor<2xf64> {
+  %cst = arith.constant dense<1.0> : tensor<2xf64>
+  meta.carry_store %cst site 5 : tensor<2xf64>
+  %0 = meta.carry_load site 5 : tensor<2xf64>
+  %1 = nn.mul %arg0, %0 : tensor<2xf64>
+  return %1 : tensor<2xf64>
+}

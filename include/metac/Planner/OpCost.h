@@ -53,6 +53,11 @@ int64_t ringRanksOf(mlir::Operation *op);
 /// call's other ops and for any other op.
 double ringExchangeBytes(mlir::Operation *op);
 
+/// The part of ringExchangeBytes that rotates the key side's blocks around
+/// the ring: the runtime moves the next block while the kernel computes on
+/// this one (the zigzag moves and the cotangents' way home wait).
+double ringRotationBytes(mlir::Operation *op);
+
 /// The sum over every op of `function`, nested ones included.
 OpCost estimateFunctionCost(mlir::func::FuncOp function);
 

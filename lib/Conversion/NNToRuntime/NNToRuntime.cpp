@@ -56,8 +56,6 @@ std::optional<int64_t> binaryCode(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-/// The position of an attention operand named by an attention derivative's
-/// `wrt` or `from` among the runtime call's q, k, v (and dy) arguments.
 /// The buffers of a carried value's site (meta-carry-buffers: 1 where the
 /// loaded value's reads end before the store).
 int32_t carryBuffers(Operation *op) {
@@ -65,6 +63,8 @@ int32_t carryBuffers(Operation *op) {
   return buffers ? int32_t(buffers.getInt()) : 2;
 }
 
+/// The position of an attention operand named by an attention derivative's
+/// `wrt` or `from` among the runtime call's q, k, v (and dy) arguments.
 unsigned attentionSlot(StringRef name) {
   return llvm::StringSwitch<unsigned>(name)
       .Case("query", 0)

@@ -139,10 +139,10 @@ metart_status metart_copy_device(metart_context *context, void *destination,
                                  const void *source, size_t bytes);
 /** Starts metart_copy_device's copy behind the work queued so far; on CUDA
  *  it runs on a second stream, overlapping the work queued after it (an
- *  offloaded operand's prefetch), elsewhere it is made now. The
- *  destination must not be read before metart_copy_wait(destination),
- *  which orders the work queued after it behind the copy; one copy per
- *  destination at a time. */
+ *  offloaded operand's prefetch), elsewhere it is made now. Until
+ *  metart_copy_wait(destination), which orders the work queued after it
+ *  behind the copy, the destination must not be read and the source must
+ *  not be written or freed; one copy per destination at a time. */
 metart_status metart_copy_device_start(metart_context *context,
                                        void *destination, const void *source,
                                        size_t bytes);
@@ -151,14 +151,14 @@ metart_status metart_copy_wait(metart_context *context, void *destination);
 metart_status metart_synchronize(metart_context *context);
 
 /** Values a step keeps for its next call (`schedule = pipedream`): store
- *  copies `x` into one of the two persistent buffers of `site`; load copies
+ *  copies `x` into one of the persistent buffers of `site`; load copies
  *  into `y` what the site's previous store before this call's stored, in
  *  call order: load number l returns store number l - 1 (zeros for the
- *  first load), so one call may load and store a site in either order. A
- *  site keeps the size and element type of its first use. Reset forgets
- *  what was stored (the next loads return zeros), keeping the buffers. */
-/** `buffers` is 2, or 1 for a site whose loaded value every call reads
- *  only before its store (the same for every use of a site). */
+ *  first load), so one call may load and store a site in either order.
+ *  `buffers` is 2, or 1 for a site whose loaded value every call reads
+ *  only before its store. A site keeps the size, element type and buffer
+ *  count of its first use. Reset forgets what was stored (the next loads
+ *  return zeros), keeping the buffers. */
 metart_status metart_carry_store(metart_context *context,
                                  const metart_tensor *x, int64_t site,
                                  int32_t buffers);

@@ -89,6 +89,8 @@ CudaBackend::~CudaBackend() {
     return;
   discardRecording();
   (void)cudaStreamSynchronize(stream.get());
+  // A copy a failed step left in flight writes memory the allocator frees.
+  sideCopies.synchronize();
   if (blas)
     (void)cublasDestroy(blas);
   allocator.deallocate(rangeSlot);

@@ -18,6 +18,11 @@ SideCopies::~SideCopies() {
     (void)cudaStreamDestroy(side);
 }
 
+void SideCopies::synchronize() {
+  if (side)
+    (void)cudaStreamSynchronize(side);
+}
+
 KernelStatus SideCopies::takeEvent(cudaEvent_t &event) {
   if (!spare.empty()) {
     event = spare.back();

@@ -40,6 +40,8 @@ public:
   KernelStatus wait(cudaStream_t compute, void *destination);
   /// Copies started and not yet waited for.
   size_t inFlightCount() const { return inFlight.size(); }
+  /// Waits for every copy queued (before the memory they write goes).
+  void synchronize();
 
 private:
   /// An event from the spares, or a new one.
