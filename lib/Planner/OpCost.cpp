@@ -97,25 +97,21 @@ static double zigzagShare(int64_t ranks, bool causal, Value query) {
   return double(moved) / double(ranks);
 }
 
-double metac::planner::ringExchangeBytes(Operation *op) {
-  int64_t ranks = ringRanksOf(op);
-  if (ranks <= 1)
-    return 0;
-  double hops = double(ranks - 1);
+/// The part of a ring call's exchange that blocks: the zigzag layout's
+/// moves in and out, and the key-side cotangents' way home after ring size
+/// hops (about the keys' and values' size).
+static double ringMoveBytes(Operation *op, int64_t ranks) {
   if (auto o = dyn_cast<nn::AttentionOp>(op))
-    return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue())) +
-           zigzagShare(ranks, o.getCausal(), o.getQuery()) *
-               (bytesOf(o.getQuery()) + bytesOf(o.getKey()) +
-                bytesOf(o.getValue()) + bytesOf(o.getResult()));
-  // Two passes over the blocks, and the key-side cotangents (about the
-  // keys' and values' size) home after ring size hops.
+    return zigzagShare(ranks, o.getCausal(), o.getQuery()) *
+           (bytesOf(o.getQuery()) + bytesOf(o.getKey()) +
+            bytesOf(o.getValue()) + bytesOf(o.getResult()));
   if (auto o = dyn_cast<nn::AttentionBackwardOp>(op)) {
     if (o.getSiblings().front() != o)
       return 0;
     double blocks = bytesOf(o.getKey()) + bytesOf(o.getValue());
     // Zigzag: q, k, v and dy in, their three cotangents out.
     double operands = bytesOf(o.getQuery()) + blocks + bytesOf(o.getGrad());
-    return 2 * hops * blocks + double(ranks) * blocks +
+    return double(ranks) * blocks +
            zigzagShare(ranks, o.getCausal(), o.getQuery()) *
                (2 * operands - bytesOf(o.getGrad()));
   }
@@ -123,16 +119,20 @@ double metac::planner::ringExchangeBytes(Operation *op) {
     if (o.getSiblings().front() != o)
       return 0;
     double blocks = bytesOf(o.getKey()) + bytesOf(o.getValue());
-    double given = o.getFrom() == "key"     ? bytesOf(o.getKey())
-                   : o.getFrom() == "value" ? bytesOf(o.getValue())
-                                            : 0;
     // Zigzag: q, k, v, dy and the given cotangent in, four cotangents out.
     double operands = bytesOf(o.getQuery()) + blocks + bytesOf(o.getGrad());
-    return 2 * hops * (blocks + given) + double(ranks) * blocks +
+    return double(ranks) * blocks +
            zigzagShare(ranks, o.getCausal(), o.getQuery()) *
                (2 * operands + bytesOf(o.getCotangent()));
   }
   return 0;
+}
+
+double metac::planner::ringExchangeBytes(Operation *op) {
+  int64_t ranks = ringRanksOf(op);
+  if (ranks <= 1)
+    return 0;
+  return ringRotationBytes(op) + ringMoveBytes(op, ranks);
 }
 
 double metac::planner::ringRotationBytes(Operation *op) {
@@ -142,6 +142,7 @@ double metac::planner::ringRotationBytes(Operation *op) {
   double hops = double(ranks - 1);
   if (auto o = dyn_cast<nn::AttentionOp>(op))
     return hops * (bytesOf(o.getKey()) + bytesOf(o.getValue()));
+  // Two passes over the blocks.
   if (auto o = dyn_cast<nn::AttentionBackwardOp>(op))
     return o.getSiblings().front() != o
                ? 0
