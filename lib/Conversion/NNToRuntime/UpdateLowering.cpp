@@ -34,11 +34,10 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   // --offload=params: each parameter visits the device for its update,
   // prefetched the same way into scratch memory.
   bool offloadParams = op->hasAttr("metac.offload_params");
-  auto stateOfParam = [&](size_t i) { return op.getStateOf(i); };
   auto roundUp = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
   int64_t slot = 0, slots = 0;
   for (size_t i = 0; i < n; ++i) {
-    SmallVector<Value, 2> state = stateOfParam(i);
+    SmallVector<Value, 2> state = op.getStateOf(i);
     slots = std::max<int64_t>(slots, int64_t(state.size()));
     for (Value v : state)
       slot = std::max(slot, roundUp(byteSize(v.getType())));
@@ -67,7 +66,7 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
   // The state of the parameter staged at position `p`.
   auto bringState = [&](size_t p, bool ahead) {
     SmallVector<Copy, 2> copies;
-    SmallVector<Value, 2> states = stateOfParam(order[p]);
+    SmallVector<Value, 2> states = op.getStateOf(order[p]);
     for (auto [k, state] : llvm::enumerate(states)) {
       int64_t at = (prefetchState ? int64_t(p % 2) : 0) * slots * slot +
                    int64_t(k) * slot;
@@ -110,7 +109,7 @@ LogicalResult StepLowering::lowerOuterStep(meta::OuterStepOp op) {
     return offloadParams ? std::get<1>(params[0]) : operand(op.getParams()[i]);
   };
   auto stateOf = [&](size_t i, unsigned k) {
-    return offload ? std::get<1>(state[k]) : operand(stateOfParam(i)[k]);
+    return offload ? std::get<1>(state[k]) : operand(op.getStateOf(i)[k]);
   };
   // Copied back (and the parameter's copy freed) after its update.
   auto unstage = [&]() {

@@ -38,8 +38,6 @@ public:
   /// Makes the work queued on `compute` from now on wait for the copy to
   /// `destination`; nothing to wait for is no error.
   KernelStatus wait(cudaStream_t compute, void *destination);
-  /// Copies started and not yet waited for.
-  size_t inFlightCount() const { return inFlight.size(); }
   /// Waits for every copy queued (before the memory they write goes).
   void synchronize();
 
