@@ -168,6 +168,14 @@ struct Options {
                "of every parameter); 2: and reduce-scatter the gradients "
                "(ZeRO-2); 0: replicate both (default)"),
       cl::init(0), cl::cat(category)};
+  cl::opt<std::string> splitParams{
+      "split-params",
+      cl::desc("Keep parameters split on their leading dimension (the expert "
+               "axis's experts, the tensor axis's heads and columns) split "
+               "between steps: each rank holds and updates its part and its "
+               "optimizer state (on, the default); off: every rank holds "
+               "them whole and gathers their gradients"),
+      cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",
       cl::desc("Micro-batches (groups of tasks) a pipeline streams per "
@@ -766,6 +774,13 @@ int metac::metacMain(int argc, char **argv) {
   }
   pipeline.zero = options.zero;
   planRequest.options.zero = options.zero;
+  if (options.splitParams != "on" && options.splitParams != "off") {
+    llvm::errs() << "metac: error: --split-params must be on or off, got '"
+                 << options.splitParams << "'\n";
+    return 1;
+  }
+  pipeline.splitParams = options.splitParams == "on";
+  planRequest.options.splitParams = pipeline.splitParams;
   if (options.microBatches < 0) {
     llvm::errs() << "metac: error: --micro-batches must not be negative\n";
     return 1;

@@ -132,7 +132,13 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
   for (size_t i = 0; i < n; ++i) {
     Value p = step.getParams()[i], g = step.getGrads()[i];
     auto type = cast<RankedTensorType>(p.getType());
-    sharded[i] = type.getNumElements() % parts == 0;
+    // A parameter kept in parts (meta-keep-params-split) has its state in
+    // the same parts already.
+    auto arg = dyn_cast<BlockArgument>(p);
+    bool keptInParts =
+        arg && arg.getOwner() == &entry &&
+        function.getArgAttr(arg.getArgNumber(), "meta.param_parts");
+    sharded[i] = type.getNumElements() % parts == 0 && !keptInParts;
     params.push_back(sharded[i] ? partOf(p) : p);
     shard::AllReduceOp reduce;
     if (sharded[i] && stage >= 2)

@@ -134,6 +134,12 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
     accumulate.steps = options.accumulate;
     pm.addPass(partition::createMetaAccumulateGradients(accumulate));
   }
+  // Before ZeRO, which shards the state of the parameters held whole.
+  if (after(Phase::Optimized) && options.splitParams) {
+    partition::MetaKeepParamsSplitOptions keep;
+    keep.servers = options.parameterServers;
+    pm.addPass(partition::createMetaKeepParamsSplit(keep));
+  }
   // Before bucketing: ZeRO-2 replaces the gradients' own all-reduces.
   if (after(Phase::Optimized) && options.zero > 0) {
     partition::MetaShardOptimizerStateOptions zero;

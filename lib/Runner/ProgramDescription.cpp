@@ -242,6 +242,15 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   for (unsigned i = 0; i < count; ++i) {
     d.params[i].name = d.paramNames[i].c_str();
     d.params[i].shape = d.paramShapes[i].data();
+    // Kept in parts between steps (meta-keep-params-split).
+    if (stepFunction && i < stepFunction.getNumArguments())
+      if (auto parts = stepFunction.getArgAttrOfType<DenseI64ArrayAttr>(
+              i, "meta.param_parts");
+          parts && parts.size() == 3) {
+        d.params[i].parts = parts[0];
+        d.params[i].part_mask = static_cast<int32_t>(parts[1]);
+        d.params[i].part_dim = static_cast<int32_t>(parts[2]);
+      }
   }
 
   // Every stage's step has the guard when one has (it looks at the whole,

@@ -84,6 +84,11 @@ struct PipelineOptions {
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;
+  /// Whether parameters split on their leading dimension (experts, heads)
+  /// stay split between steps: each rank keeps and updates its part and its
+  /// optimizer state (`--split-params=on`, the default), or every rank
+  /// keeps them whole and gathers their gradients (`off`).
+  bool splitParams = true;
   /// ZeRO stage in the optimized phase: 1 shards the outer optimizer's
   /// state over the task and data axes, 2 the gradients too; 0: neither.
   int64_t zero = 0;

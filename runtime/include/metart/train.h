@@ -45,6 +45,16 @@ typedef struct metart_param_spec {
   int32_t init; /* metart_init */
   int64_t fan_in;
   double value; /* METART_INIT_CONSTANT's */
+  /** > 1: the parameter is kept split between steps (an expert's weights,
+   *  a tensor-parallel weight's heads or columns): each rank of the group of
+   *  the axes in `part_mask` holds part r of `parts` equal parts of
+   *  dimension `part_dim` (r: its position in the group), and so does its
+   *  optimizer state. The step and evaluation functions take that part;
+   *  initialisation, files and checkpoints see the whole (`shape`). 0 or 1:
+   *  every rank holds it whole. */
+  int64_t parts;
+  int32_t part_mask;
+  int32_t part_dim;
 } metart_param_spec;
 
 typedef struct metart_eval_spec {

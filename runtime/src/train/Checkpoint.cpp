@@ -27,25 +27,80 @@ std::string Trainer::stateName(size_t k) const {
   return "optimizer.step";
 }
 
-bool Trainer::isStatePart(size_t k) const {
-  return program.zero_parts > 1 && program.zero_sharded &&
-         k < static_cast<size_t>(program.num_params) *
-                 static_cast<size_t>(program.state_per_param) &&
-         program.zero_sharded[k % program.num_params];
+Trainer::Holding Trainer::holdingOf(size_t t) const {
+  size_t n = static_cast<size_t>(program.num_params);
+  if (t >= n + n * static_cast<size_t>(program.state_per_param))
+    return {}; // the step count
+  const metart_param_spec &param = program.params[t % n];
+  if (param.parts > 1)
+    return {param.parts, param.part_mask, param.part_dim, false};
+  if (t >= n && program.zero_parts > 1 && program.zero_sharded &&
+      program.zero_sharded[t % n])
+    return {program.zero_parts, program.zero_mask, 0, true};
+  return {};
 }
 
-metart_status Trainer::partOffset(size_t k, int64_t &offset) {
+DeviceTensor Trainer::wholeOf(size_t t) const {
+  size_t n = static_cast<size_t>(program.num_params);
+  if (t >= n + n * static_cast<size_t>(program.state_per_param)) {
+    DeviceTensor counter = state[t - n];
+    counter.descriptor = {};
+    return counter;
+  }
+  const metart_param_spec &param = program.params[t % n];
+  DeviceTensor whole;
+  whole.shape.assign(param.shape, param.shape + param.rank);
+  whole.dtype = param.dtype;
+  whole.bytes =
+      static_cast<size_t>(whole.numElements()) * elementSize(param.dtype);
+  return whole;
+}
+
+bool Trainer::contiguousPart(size_t t) const {
+  Holding holding = holdingOf(t);
+  if (holding.flat)
+    return true;
+  DeviceTensor whole = wholeOf(t);
+  for (int32_t d = 0; d < holding.dim; ++d)
+    if (whole.shape[d] != 1)
+      return false;
+  return true;
+}
+
+metart_status
+Trainer::partRanges(size_t t,
+                    std::vector<std::pair<int64_t, int64_t>> &ranges) {
+  ranges.clear();
+  DeviceTensor whole = wholeOf(t);
+  Holding holding = holdingOf(t);
+  if (holding.parts <= 1) {
+    ranges.push_back({0, whole.numElements()});
+    return METART_OK;
+  }
   int64_t position = 0, size = 1;
   if (metart_status s =
-          metart_comm_group(context, program.zero_mask, &position, &size))
+          metart_comm_group(context, holding.mask, &position, &size))
     return fail(s, "%s", metart_context_last_error(context));
-  if (size != program.zero_parts)
+  if (size != holding.parts)
     return fail(METART_ERROR_INVALID_ARGUMENT,
-                "the optimizer state is sharded %lld ways, but the group of "
-                "its axes has %lld ranks",
-                static_cast<long long>(program.zero_parts),
+                "'%s' is held in %lld parts, but the group of its axes has "
+                "%lld ranks",
+                tensorName(t).c_str(), static_cast<long long>(holding.parts),
                 static_cast<long long>(size));
-  offset = position * partElements(k);
+  if (holding.flat) {
+    ranges.push_back({position * partElements(t), partElements(t)});
+    return METART_OK;
+  }
+  // Rows of the dimensions before the split one, each holding the part's
+  // stretch of the split dimension and those after it.
+  int64_t rows = 1, row = 1;
+  for (int32_t d = 0; d < holding.dim; ++d)
+    rows *= whole.shape[d];
+  for (size_t d = holding.dim; d < whole.shape.size(); ++d)
+    row *= whole.shape[d];
+  int64_t stretch = row / holding.parts;
+  for (int64_t r = 0; r < rows; ++r)
+    ranges.push_back({r * row + position * stretch, stretch});
   return METART_OK;
 }
 
@@ -69,11 +124,12 @@ metart_status Trainer::loadParams(const char *path, bool withState,
   if (metart_status s =
           metart_safetensors_open(path, &file, message, sizeof(message)))
     return fail(s, "%s", message);
-  // `whole`: the tensor in the file (a sharded state part's parameter);
-  // `skip` elements of it come before what `t` takes.
+  // `whole`: the tensor in the file, of which `t` holds the stretches
+  // `ranges` (a part).
   auto load = [&](const std::string &name, DeviceTensor &t,
                   const DeviceTensor *whole = nullptr,
-                  int64_t skip = 0) -> metart_status {
+                  const std::vector<std::pair<int64_t, int64_t>> *ranges =
+                      nullptr) -> metart_status {
     int32_t dtype = 0, rank = 0;
     const int64_t *shape = nullptr;
     const void *data = nullptr;
@@ -115,9 +171,20 @@ metart_status Trainer::loadParams(const char *path, bool withState,
                     "tensor 'optimizer.step' in '%s' is negative (%lld)", path,
                     static_cast<long long>(count));
     }
-    return metart_copy_to_device(
-        context, t.descriptor.data,
-        static_cast<const char *>(data) + skip * elementSize(t.dtype), t.bytes);
+    if (!ranges)
+      return metart_copy_to_device(context, t.descriptor.data, data, t.bytes);
+    // A part: its stretches of the whole, one after another.
+    size_t element = elementSize(t.dtype);
+    std::vector<char> host(t.bytes);
+    size_t at = 0;
+    for (auto [first, count] : *ranges) {
+      std::memcpy(host.data() + at,
+                  static_cast<const char *>(data) + first * element,
+                  count * element);
+      at += count * element;
+    }
+    return metart_copy_to_device(context, t.descriptor.data, host.data(),
+                                 t.bytes);
   };
   metart_status status = METART_OK;
   auto inFile = [&](const char *name) {
@@ -127,12 +194,22 @@ metart_status Trainer::loadParams(const char *path, bool withState,
     return metart_safetensors_find(file, name, &dtype, &rank, &shape, &data) ==
            METART_OK;
   };
+  // A part is loaded from its stretch of the whole in the file.
+  auto loadHeld = [&](size_t t) -> metart_status {
+    if (!isPart(t))
+      return load(tensorName(t), held(t));
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    if (metart_status s = partRanges(t, ranges))
+      return s;
+    DeviceTensor whole = wholeOf(t);
+    return load(tensorName(t), held(t), &whole, &ranges);
+  };
   for (int64_t i = 0; i < program.num_params && !status; ++i) {
     const char *name = program.params[i].name;
     if (missing && !inFile(name))
       missing->push_back(name);
     else
-      status = load(name, params[i]);
+      status = loadHeld(i);
   }
   if (!status && missing &&
       static_cast<int64_t>(missing->size()) == program.num_params &&
@@ -142,13 +219,8 @@ metart_status Trainer::loadParams(const char *path, bool withState,
                   "'%s')",
                   path, program.params[0].name);
   if (withState) {
-    for (size_t k = 0; k < state.size() && !status; ++k) {
-      int64_t offset = 0;
-      if (!isStatePart(k))
-        status = load(stateName(k), state[k]);
-      else if (!(status = partOffset(k, offset)))
-        status = load(stateName(k), state[k], &stateParam(k), offset);
-    }
+    for (size_t k = 0; k < state.size() && !status; ++k)
+      status = loadHeld(program.num_params + k);
     DeviceTensor counter;
     counter.shape = {};
     counter.dtype = METART_I64;
@@ -190,6 +262,31 @@ metart_status Trainer::loadParams(const char *path, bool withState,
   return status;
 }
 
+metart_status Trainer::gatherWhole(size_t t, DeviceTensor &whole) {
+  Holding holding = holdingOf(t);
+  DeviceTensor shape = wholeOf(t);
+  // A ZeRO part is a stretch of the flattened whole: both sides flat.
+  std::vector<int64_t> gatheredShape = shape.shape;
+  if (holding.flat)
+    gatheredShape = {shape.numElements()};
+  if (metart_status s = allocate(whole, gatheredShape, shape.dtype))
+    return s;
+  int64_t partCount = partElements(t);
+  metart_tensor part = held(t).descriptor;
+  if (holding.flat) {
+    part.rank = 1;
+    part.shape = &partCount;
+  }
+  if (metart_status s = metart_all_gather(context, &part, &whole.descriptor,
+                                          holding.mask, holding.dim))
+    return fail(s, "gathering '%s': %s", tensorName(t).c_str(),
+                metart_context_last_error(context));
+  whole.shape = shape.shape;
+  whole.descriptor.rank = static_cast<int32_t>(whole.shape.size());
+  whole.descriptor.shape = whole.shape.data();
+  return METART_OK;
+}
+
 metart_status Trainer::saveParams(const char *path, bool withState,
                                   int64_t iteration) {
   std::vector<std::vector<char>> host;
@@ -204,8 +301,8 @@ metart_status Trainer::saveParams(const char *path, bool withState,
       names.push_back(stateName(k));
       tensors.push_back(&state[k]);
     }
-  // Sharded state parts are gathered into their wholes on every rank (a
-  // collective: every rank saves); only the writer writes the file.
+  // Parts are gathered into their wholes on every rank (a collective:
+  // every rank saves); only the writer writes the file.
   struct Wholes {
     metart_context *context;
     std::deque<DeviceTensor> tensors;
@@ -216,25 +313,14 @@ metart_status Trainer::saveParams(const char *path, bool withState,
     }
   } gathered{context, {}};
   std::deque<DeviceTensor> &wholes = gathered.tensors;
-  if (withState)
-    for (size_t k = 0; k < state.size(); ++k) {
-      if (!isStatePart(k))
-        continue;
-      DeviceTensor &flat = wholes.emplace_back();
-      const DeviceTensor &param = stateParam(k);
-      if (metart_status s =
-              allocate(flat, {param.numElements()}, state[k].dtype))
-        return s;
-      if (metart_status s =
-              metart_all_gather(context, &state[k].descriptor, &flat.descriptor,
-                                program.zero_mask, 0))
-        return fail(s, "gathering '%s': %s", stateName(k).c_str(),
-                    metart_context_last_error(context));
-      flat.shape = param.shape;
-      flat.descriptor.rank = static_cast<int32_t>(flat.shape.size());
-      flat.descriptor.shape = flat.shape.data();
-      tensors[program.num_params + k] = &flat;
-    }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (!isPart(t))
+      continue;
+    DeviceTensor &gathered = wholes.emplace_back();
+    if (metart_status s = gatherWhole(t, gathered))
+      return s;
+    tensors[t] = &gathered;
+  }
   if (!sharding.writer)
     return METART_OK;
   std::vector<metart_named_tensor> entries;

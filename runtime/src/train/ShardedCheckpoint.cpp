@@ -41,6 +41,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -188,36 +189,59 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   };
   std::vector<Piece> pieces;
   std::vector<std::string> names;
-  std::vector<const DeviceTensor *> wholes;
-  std::vector<int32_t> dtypes;
-  std::vector<std::vector<int64_t>> shapes;
-  for (int64_t i = 0; i < program.num_params; ++i) {
-    names.push_back(program.params[i].name);
-    wholes.push_back(&params[i]);
+  std::vector<DeviceTensor> wholes;
+  for (size_t t = 0; t < params.size() + state.size(); ++t) {
+    names.push_back(tensorName(t));
+    wholes.push_back(isPart(t) ? wholeOf(t) : held(t));
   }
-  for (size_t k = 0; k < state.size(); ++k) {
-    names.push_back(stateName(k));
-    wholes.push_back(isStatePart(k) ? &stateParam(k) : &state[k]);
-  }
-  // The first rank of the group of the axes a ZeRO part is not split over
-  // writes it (the others hold copies).
-  int64_t copyPosition = 0, copies = 1;
-  if (program.zero_parts > 1)
-    if (metart_status s =
-            metart_comm_group(context, METART_ALL_AXES & ~program.zero_mask,
-                              &copyPosition, &copies))
-      return fail(s, "%s", metart_context_last_error(context));
+  // A part that is not one stretch of its whole (a split of a later
+  // dimension) is gathered and written whole, as a whole tensor is.
+  struct Gathered {
+    metart_context *context;
+    std::deque<DeviceTensor> tensors;
+    ~Gathered() {
+      for (DeviceTensor &t : tensors)
+        if (t.descriptor.data)
+          metart_buffer_free(context, t.descriptor.data);
+    }
+  } gathered{context, {}};
+  std::vector<const DeviceTensor *> sources;
   for (size_t t = 0; t < names.size(); ++t) {
-    size_t k = t - static_cast<size_t>(program.num_params);
-    bool part = t >= static_cast<size_t>(program.num_params) && isStatePart(k);
-    if (part) {
-      int64_t offset = 0;
-      if (metart_status s = partOffset(k, offset))
+    sources.push_back(&held(t));
+    if (isPart(t) && !contiguousPart(t)) {
+      DeviceTensor &whole = gathered.tensors.emplace_back();
+      if (metart_status s = gatherWhole(t, whole))
         return s;
-      if (copyPosition == 0)
-        pieces.push_back({names[t], &state[k], offset, partElements(k)});
+      sources.back() = &whole;
+    }
+  }
+  auto piecewise = [&](size_t t) { return isPart(t) && contiguousPart(t); };
+  // A part is written by the first rank of the group of the axes it is not
+  // split over (the others hold copies).
+  std::map<int32_t, int64_t> copyPositions;
+  auto copyPosition = [&](int32_t mask, int64_t &position) -> metart_status {
+    auto [it, added] = copyPositions.try_emplace(mask, 0);
+    int64_t copies = 1;
+    if (added)
+      if (metart_status s = metart_comm_group(context, METART_ALL_AXES & ~mask,
+                                              &it->second, &copies))
+        return fail(s, "%s", metart_context_last_error(context));
+    position = it->second;
+    return METART_OK;
+  };
+  for (size_t t = 0; t < names.size(); ++t) {
+    if (piecewise(t)) {
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      int64_t position = 0;
+      if (metart_status s = partRanges(t, ranges))
+        return s;
+      if (metart_status s = copyPosition(holdingOf(t).mask, position))
+        return s;
+      if (position == 0)
+        pieces.push_back(
+            {names[t], &held(t), ranges.front().first, partElements(t)});
     } else if (static_cast<int64_t>(t) % world == rank) {
-      pieces.push_back({names[t], wholes[t], 0, wholes[t]->numElements()});
+      pieces.push_back({names[t], sources[t], 0, sources[t]->numElements()});
     }
   }
   std::vector<std::vector<char>> host(pieces.size());
@@ -291,11 +315,9 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
                                     &written[r], message, sizeof(message)))
       return fail(s, "%s", message);
   for (size_t t = 0; t < names.size(); ++t) {
-    const DeviceTensor &whole = *wholes[t];
-    size_t k = t - static_cast<size_t>(program.num_params);
-    bool part = t >= static_cast<size_t>(program.num_params) && isStatePart(k);
-    int64_t count = part ? partElements(k) : whole.numElements();
-    int64_t parts = part ? program.zero_parts : 1;
+    const DeviceTensor &whole = wholes[t];
+    int64_t count = piecewise(t) ? partElements(t) : whole.numElements();
+    int64_t parts = piecewise(t) ? holdingOf(t).parts : 1;
     nlohmann::ordered_json list = nlohmann::json::array();
     for (int64_t j = 0; j < parts; ++j)
       for (int64_t r = 0; r < world; ++r) {
@@ -401,7 +423,9 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
   // Elements [lo, lo + count) of tensor `tensorName` (the model's type and
   // shape `whole`) into `t` from the pieces that overlap them.
   auto load = [&](const std::string &tensorName, DeviceTensor &t,
-                  const DeviceTensor &whole, int64_t lo) -> metart_status {
+                  const DeviceTensor &whole,
+                  const std::vector<std::pair<int64_t, int64_t>> &ranges)
+      -> metart_status {
     auto found = index.tensors.find(tensorName);
     if (found == index.tensors.end())
       return fail(METART_ERROR_IO,
@@ -418,43 +442,48 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
                   tensorName.c_str(), saved.c_str(), shards.string().c_str(),
                   shapeText(whole.dtype, whole.shape).c_str());
     }
-    int64_t count = t.numElements(), hi = lo + count;
     size_t element = elementSize(t.dtype);
     std::vector<char> host(t.bytes);
-    int64_t covered = 0;
-    for (const io::ShardedIndex::Piece &piece : entry.pieces) {
-      int64_t from = std::max(lo, piece.offset),
-              to = std::min(hi, piece.offset + piece.count);
-      if (from >= to)
-        continue;
-      metart_safetensors *file = nullptr;
-      if (metart_status s = fileOf(piece.file, file))
-        return s;
-      int32_t fileType = 0, fileRank = 0;
-      const int64_t *fileShape = nullptr;
-      const void *data = nullptr;
-      if (metart_safetensors_find(file,
-                                  pieceName(tensorName, piece.offset).c_str(),
-                                  &fileType, &fileRank, &fileShape, &data) ||
-          fileType != t.dtype || fileRank != 1 || fileShape[0] != piece.count)
+    // Each stretch of the whole that `t` holds, from the pieces that
+    // overlap it, in turn.
+    int64_t at = 0;
+    for (auto [lo, count] : ranges) {
+      int64_t hi = lo + count, covered = 0;
+      for (const io::ShardedIndex::Piece &piece : entry.pieces) {
+        int64_t from = std::max(lo, piece.offset),
+                to = std::min(hi, piece.offset + piece.count);
+        if (from >= to)
+          continue;
+        metart_safetensors *file = nullptr;
+        if (metart_status s = fileOf(piece.file, file))
+          return s;
+        int32_t fileType = 0, fileRank = 0;
+        const int64_t *fileShape = nullptr;
+        const void *data = nullptr;
+        if (metart_safetensors_find(file,
+                                    pieceName(tensorName, piece.offset).c_str(),
+                                    &fileType, &fileRank, &fileShape, &data) ||
+            fileType != t.dtype || fileRank != 1 || fileShape[0] != piece.count)
+          return fail(METART_ERROR_IO,
+                      "the checkpoint '%s' lacks its piece of '%s' at "
+                      "element %lld",
+                      shards.string().c_str(), tensorName.c_str(),
+                      static_cast<long long>(piece.offset));
+        std::memcpy(host.data() + (at + from - lo) * element,
+                    static_cast<const char *>(data) +
+                        (from - piece.offset) * element,
+                    static_cast<size_t>(to - from) * element);
+        covered += to - from;
+      }
+      if (covered != count)
         return fail(METART_ERROR_IO,
-                    "the checkpoint '%s' lacks its piece of '%s' at "
-                    "element %lld",
-                    shards.string().c_str(), tensorName.c_str(),
-                    static_cast<long long>(piece.offset));
-      std::memcpy(host.data() + (from - lo) * element,
-                  static_cast<const char *>(data) +
-                      (from - piece.offset) * element,
-                  static_cast<size_t>(to - from) * element);
-      covered += to - from;
+                    "the checkpoint '%s' covers %lld of the %lld elements "
+                    "from %lld of '%s'",
+                    shards.string().c_str(), static_cast<long long>(covered),
+                    static_cast<long long>(count), static_cast<long long>(lo),
+                    tensorName.c_str());
+      at += count;
     }
-    if (covered != count)
-      return fail(METART_ERROR_IO,
-                  "the checkpoint '%s' covers %lld of the %lld elements "
-                  "from %lld of '%s'",
-                  shards.string().c_str(), static_cast<long long>(covered),
-                  static_cast<long long>(count), static_cast<long long>(lo),
-                  tensorName.c_str());
     if (tensorName == "optimizer.step") {
       int64_t steps = 0;
       std::memcpy(&steps, host.data(), sizeof(steps));
@@ -468,20 +497,13 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
       return fail(s, "%s", metart_context_last_error(context));
     return METART_OK;
   };
-  for (int64_t i = 0; i < program.num_params; ++i)
-    if (metart_status s = load(program.params[i].name, params[i], params[i], 0))
+  for (size_t t = 0; t < params.size() + state.size(); ++t) {
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    if (metart_status s = partRanges(t, ranges))
       return s;
-  for (size_t k = 0; k < state.size(); ++k) {
-    int64_t offset = 0;
-    if (!isStatePart(k)) {
-      if (metart_status s = load(stateName(k), state[k], state[k], 0))
-        return s;
-    } else if (metart_status s = partOffset(k, offset)) {
+    if (metart_status s = load(tensorName(t), held(t),
+                               isPart(t) ? wholeOf(t) : held(t), ranges))
       return s;
-    } else if (metart_status s =
-                   load(stateName(k), state[k], stateParam(k), offset)) {
-      return s;
-    }
   }
   if (program.loss_scaling && index.lossScale) {
     scaler.restore(index.lossScale->first, index.lossScale->second);

@@ -101,10 +101,19 @@ metart_status Trainer::allocate(DeviceTensor &t, std::vector<int64_t> shape,
 metart_status Trainer::initialize() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
+    std::vector<int64_t> shape(p.shape, p.shape + p.rank);
+    if (p.parts > 1) {
+      if (p.part_dim < 0 || p.part_dim >= p.rank ||
+          shape[p.part_dim] % p.parts != 0)
+        return fail(METART_ERROR_INVALID_ARGUMENT,
+                    "parameter '%s' is kept in %lld parts of its dimension "
+                    "%d, which it does not have or which they do not divide",
+                    p.name, static_cast<long long>(p.parts), p.part_dim);
+      shape[p.part_dim] /= p.parts;
+    }
     params.emplace_back();
-    if (metart_status s = allocate(
-            params.back(), std::vector<int64_t>(p.shape, p.shape + p.rank),
-            p.dtype, program.offload_params != 0))
+    if (metart_status s = allocate(params.back(), shape, p.dtype,
+                                   program.offload_params != 0))
       return s;
   }
   // With parameter servers the step takes no state: the servers keep it,
@@ -117,9 +126,11 @@ metart_status Trainer::initialize() {
   for (int32_t k = 0; k < (keepState ? program.state_per_param : 0); ++k)
     for (int64_t i = 0; i < program.num_params; ++i) {
       state.emplace_back();
+      // A parameter kept in parts keeps its state in the same parts.
       std::vector<int64_t> shape = params[i].shape;
-      if (isStatePart(state.size() - 1))
-        shape = {partElements(state.size() - 1)};
+      size_t t = program.num_params + state.size() - 1;
+      if (isPart(t) && program.params[i].parts <= 1)
+        shape = {partElements(t)};
       if (metart_status s =
               allocate(state.back(), shape, params[i].dtype, hostState))
         return s;
@@ -197,7 +208,7 @@ metart_status Trainer::initializeParams() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
     DeviceTensor &t = params[i];
-    std::vector<double> values(t.numElements());
+    std::vector<double> values(wholeOf(i).numElements());
     double bound =
         1.0 / std::sqrt(static_cast<double>(p.fan_in > 0 ? p.fan_in : 1));
     std::uniform_real_distribution<double> uniform(-bound, bound);
@@ -221,14 +232,21 @@ metart_status Trainer::initializeParams() {
         break;
       }
     }
+    // Every rank draws the whole (the same numbers as one process) and
+    // keeps its part.
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    if (metart_status s = partRanges(i, ranges))
+      return s;
     std::vector<char> host(t.bytes);
-    if (t.dtype == METART_F32) {
-      float *out = reinterpret_cast<float *>(host.data());
-      for (size_t e = 0; e < values.size(); ++e)
-        out[e] = static_cast<float>(values[e]);
-    } else {
-      std::memcpy(host.data(), values.data(), t.bytes);
-    }
+    int64_t at = 0;
+    for (auto [first, count] : ranges)
+      for (int64_t e = first; e < first + count; ++e, ++at) {
+        if (t.dtype == METART_F32)
+          reinterpret_cast<float *>(host.data())[at] =
+              static_cast<float>(values[e]);
+        else
+          reinterpret_cast<double *>(host.data())[at] = values[e];
+      }
     if (metart_status s = metart_copy_to_device(context, t.descriptor.data,
                                                 host.data(), t.bytes))
       return fail(s, "%s", metart_context_last_error(context));
@@ -846,9 +864,10 @@ metart_status Trainer::run(metart_train_result &result) {
                  metart::profileJson(context->profile).c_str(),
                  static_cast<long long>(timed));
   if (options.save_params) {
-    if (sharding.writer)
-      if (metart_status s = saveParams(options.save_params, false, total))
-        return s;
+    // Every rank takes part in gathering the parameters held in parts; the
+    // writer writes.
+    if (metart_status s = saveParams(options.save_params, false, total))
+      return s;
     if (metart_status s = barrier())
       return s;
   }

@@ -79,6 +79,9 @@ private:
   metart_status loadParams(const char *path, bool withState, int64_t *iteration,
                            std::vector<std::string> *missing = nullptr);
   metart_status saveParams(const char *path, bool withState, int64_t iteration);
+  /// The whole of tensor `t`, held in parts, gathered into `whole` (a
+  /// buffer it allocates; a collective of the part's group).
+  metart_status gatherWhole(size_t t, DeviceTensor &whole);
   /// Writes the checkpoint of `iteration` into the checkpoint directory in
   /// the run's format (ShardedCheckpoint.cpp) and waits for every rank.
   metart_status saveCheckpoint(int64_t iteration);
@@ -125,17 +128,41 @@ private:
   metart_status stopPreempted(int64_t iteration, int signal);
   int32_t policy() const;
   std::string stateName(size_t k) const;
-  /// Whether state tensor `k` is this rank's part of a sharded whole
-  /// (ZeRO-1), and that whole's parameter.
-  bool isStatePart(size_t k) const;
-  const DeviceTensor &stateParam(size_t k) const {
-    return params[k % program.num_params];
+  /// How tensor `t` of the parameters and the optimizer state (parameters
+  /// first) is held: whole (`parts` 1), or as this rank's part of `parts`
+  /// equal parts of dimension `dim`, one per rank of the group of the axes
+  /// in `mask`: a parameter kept split between steps and its state; ZeRO's
+  /// state parts are stretches of the flattened whole (`flat`).
+  struct Holding {
+    int64_t parts = 1;
+    int32_t mask = 0;
+    int32_t dim = 0;
+    bool flat = false;
+  };
+  Holding holdingOf(size_t t) const;
+  bool isPart(size_t t) const { return holdingOf(t).parts > 1; }
+  /// The whole of tensor `t`, described (it has no buffer).
+  DeviceTensor wholeOf(size_t t) const;
+  /// Tensor `t`'s buffer on this rank (a part or the whole).
+  DeviceTensor &held(size_t t) {
+    return t < params.size() ? params[t] : state[t - params.size()];
   }
-  /// Elements of a state part, and where this rank's starts in the whole.
-  int64_t partElements(size_t k) const {
-    return stateParam(k).numElements() / program.zero_parts;
+  /// Elements of a part.
+  int64_t partElements(size_t t) const {
+    return wholeOf(t).numElements() / holdingOf(t).parts;
   }
-  metart_status partOffset(size_t k, int64_t &offset);
+  /// The stretches of the flattened whole (first element, count) that make
+  /// up this rank's part of tensor `t`, in order (the whole: one stretch).
+  metart_status partRanges(size_t t,
+                           std::vector<std::pair<int64_t, int64_t>> &ranges);
+  /// Whether a part of tensor `t` is one stretch of its flattened whole.
+  bool contiguousPart(size_t t) const;
+  /// The name tensor `t` has in files.
+  std::string tensorName(size_t t) const {
+    return t < static_cast<size_t>(program.num_params)
+               ? std::string(program.params[t].name)
+               : stateName(t - program.num_params);
+  }
 
   metart_context *context;
   const metart_program &program;

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,11 +46,23 @@ Launch launch(const std::string &command) {
   return result;
 }
 
-std::string scratchDir() {
-  char pattern[] = "/tmp/metart-dead-rank-XXXXXX";
-  const char *dir = mkdtemp(pattern);
-  return dir ? dir : "/tmp";
-}
+/// A directory of its own for one test, removed with what the ranks left.
+class ScratchDir {
+public:
+  ScratchDir() {
+    char pattern[] = "/tmp/metart-dead-rank-XXXXXX";
+    if (const char *made = mkdtemp(pattern))
+      path = made;
+  }
+  ~ScratchDir() {
+    if (!path.empty())
+      std::filesystem::remove_all(path);
+  }
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+
+  std::string path;
+};
 
 /// The helper under mpirun; with `reportExit`, each rank prints its exit
 /// code ("rank exited with N"), for launchers that do not pass it on.
@@ -100,7 +113,9 @@ void expectSurvivorsNamed(const Launch &run, int victim) {
 }
 
 TEST(DeadRank, KilledRankStopsTheOthers) {
-  std::string dir = scratchDir();
+  ScratchDir scratch;
+  ASSERT_FALSE(scratch.path.empty()) << "mkdtemp failed";
+  const std::string &dir = scratch.path;
   Launch run = launch(helper("", "kill", 2, dir));
   EXPECT_NE(run.exitCode, 0) << run.output;
   expectSurvivorsNamed(run, 2);
@@ -111,7 +126,9 @@ TEST(DeadRank, KilledRankStopsTheOthers) {
 // collective forever) and exits with 0 whatever the ranks return, so each
 // rank reports its own exit code.
 TEST(DeadRank, KilledRankStopsTheOthersWhenTheLauncherDoesNot) {
-  std::string dir = scratchDir();
+  ScratchDir scratch;
+  ASSERT_FALSE(scratch.path.empty()) << "mkdtemp failed";
+  const std::string &dir = scratch.path;
   Launch run = launch(helper("--enable-recovery", "kill", 1, dir, true));
   expectSurvivorsNamed(run, 1);
   EXPECT_EQ(occurrences(run.output, "rank exited with 1\n"), 3) << run.output;
@@ -121,7 +138,9 @@ TEST(DeadRank, KilledRankStopsTheOthersWhenTheLauncherDoesNot) {
 // A hung rank (stopped, so still alive): the collective's timeout stops
 // the others.
 TEST(DeadRank, HungRankStopsTheOthersAfterTheTimeout) {
-  std::string dir = scratchDir();
+  ScratchDir scratch;
+  ASSERT_FALSE(scratch.path.empty()) << "mkdtemp failed";
+  const std::string &dir = scratch.path;
   Launch run = launch("METART_COMM_TIMEOUT=3 " + helper("", "stop", 3, dir));
   EXPECT_NE(run.exitCode, 0) << run.output;
   EXPECT_NE(run.exitCode, 124) << "timed out:\n" << run.output;
