@@ -170,11 +170,12 @@ struct Options {
       cl::init(0), cl::cat(category)};
   cl::opt<std::string> splitParams{
       "split-params",
-      cl::desc("Keep parameters split on their leading dimension (the expert "
-               "axis's experts, the tensor axis's heads and columns) split "
-               "between steps: each rank holds and updates its part and its "
-               "optimizer state (on, the default); off: every rank holds "
-               "them whole and gathers their gradients"),
+      cl::desc("Keep the parameters the partitioner splits (the expert "
+               "axis's experts, the tensor axis's heads, columns and "
+               "projections) split between steps: each rank holds and "
+               "updates its part and its optimizer state (on, the default); "
+               "off: every rank holds them whole and gathers their "
+               "gradients"),
       cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",

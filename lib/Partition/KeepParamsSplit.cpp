@@ -103,17 +103,20 @@ std::optional<Split> splitOf(BlockArgument arg, meta::OuterStepOp update,
 }
 
 /// The square root of the squared norm of a gradient held in parts over
-/// `split`, as one element: the update guard's stand-in for the whole
-/// gradient (its norm is the whole's, not finite where any part is not).
+/// `split`, as one element of the gradient's type (the guard takes one
+/// type): the update guard's stand-in for the whole gradient (its norm is
+/// the whole's, rounded once; not finite where any part is not). The sum
+/// of the parts' f64 squares is marked exact: no compression narrows it.
 Value normStandIn(OpBuilder &b, Location loc, Value part, const Split &split) {
   nn::NNBuilder nn(b, loc);
   auto type = cast<RankedTensorType>(part.getType());
   Value flat = nn.reshape(part, {type.getNumElements()});
   Value wide = nn.convert(flat, b.getF64Type());
   Value squares = nn.reduceSum(nn.mul(wide, wide), {0});
-  Value total = shard::AllReduceOp::create(b, loc, squares.getType(),
-                                           split.grid.getValue(), split.axes,
-                                           squares, shard::ReductionKind::Sum);
+  auto total = shard::AllReduceOp::create(b, loc, squares.getType(),
+                                          split.grid.getValue(), split.axes,
+                                          squares, shard::ReductionKind::Sum);
+  total->setAttr("metac.exact", b.getUnitAttr());
   Value root = nn::SqrtOp::create(b, loc, total.getType(), total);
   return nn.reshape(nn.convert(root, type.getElementType()), {1});
 }
@@ -162,6 +165,12 @@ struct MetaKeepParamsSplitPass
       bool keep = true;
       for (auto [f, update] : llvm::zip(functions, updates)) {
         if (f.getNumArguments() <= i) {
+          keep = false;
+          break;
+        }
+        // A function with an outer update must update it (and return it).
+        if (update && (i >= update.getParams().size() ||
+                       update.getParams()[i] != f.getArgument(i))) {
           keep = false;
           break;
         }

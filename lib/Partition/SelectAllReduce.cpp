@@ -26,10 +26,12 @@ constexpr llvm::StringLiteral kStaleness = "metac.staleness";
 constexpr int16_t kTensorAxis = 2; // task, data, tensor, pipeline
 
 /// Gradient sums: f32 or f64 sums that do not span the tensor axis (whose
-/// all-reduces add a split layer's partial results).
+/// all-reduces add a split layer's partial results), and are not marked
+/// exact (the update guard's sums of squares, whose f64 range they need).
 bool isCompressible(shard::AllReduceOp op) {
   Type element = cast<RankedTensorType>(op.getType()).getElementType();
-  return op.getReduction() == shard::ReductionKind::Sum &&
+  return !op->hasAttr("metac.exact") &&
+         op.getReduction() == shard::ReductionKind::Sum &&
          (element.isF32() || element.isF64()) &&
          !llvm::is_contained(op.getGridAxes(), kTensorAxis);
 }

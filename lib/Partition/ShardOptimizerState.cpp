@@ -119,9 +119,11 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
     Type f64 = b.getF64Type();
     Value wide = nn.convert(part, f64);
     Value squares = nn.reduceSum(nn.mul(wide, wide), {0});
-    Value total =
+    auto total =
         shard::AllReduceOp::create(b, loc, squares.getType(), grid.getSymName(),
                                    axes, squares, shard::ReductionKind::Sum);
+    // The guard's range: never compressed.
+    total->setAttr("metac.exact", b.getUnitAttr());
     Value root = nn::SqrtOp::create(b, loc, total.getType(), total);
     return nn.reshape(nn.convert(root, element), {1});
   };

@@ -243,14 +243,26 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
     d.params[i].name = d.paramNames[i].c_str();
     d.params[i].shape = d.paramShapes[i].data();
     // Kept in parts between steps (meta-keep-params-split).
-    if (stepFunction && i < stepFunction.getNumArguments())
-      if (auto parts = stepFunction.getArgAttrOfType<DenseI64ArrayAttr>(
-              i, "meta.param_parts");
-          parts && parts.size() == 3) {
-        d.params[i].parts = parts[0];
-        d.params[i].part_mask = static_cast<int32_t>(parts[1]);
-        d.params[i].part_dim = static_cast<int32_t>(parts[2]);
-      }
+    if (!stepFunction || i >= stepFunction.getNumArguments())
+      continue;
+    Attribute attr = stepFunction.getArgAttr(i, "meta.param_parts");
+    if (!attr)
+      continue;
+    auto parts = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!parts || parts.size() != 3 || parts[0] < 2 || parts[2] < 0 ||
+        parts[2] >= static_cast<int64_t>(d.paramShapes[i].size()))
+      return stepFunction.emitError("parameter '")
+             << d.paramNames[i]
+             << "' has a malformed meta.param_parts (array<i64: parts >= 2, "
+                "axes mask, dimension> expected): "
+             << attr;
+    d.params[i].parts = parts[0];
+    d.params[i].part_mask = static_cast<int32_t>(parts[1]);
+    d.params[i].part_dim = static_cast<int32_t>(parts[2]);
+    // The step's own parameters (Meta-SGD's) have the part's type there:
+    // the runtime's shape is the whole's.
+    if (source == stepFunction)
+      d.paramShapes[i][parts[2]] *= parts[0];
   }
 
   // Every stage's step has the guard when one has (it looks at the whole,

@@ -156,25 +156,27 @@ def MetaShardOptimizerState : Pass<"meta-shard-optimizer-state",
 }
 
 def MetaKeepParamsSplit : Pass<"meta-keep-params-split", "::mlir::ModuleOp"> {
-  let summary = "Keep parameters split on their leading dimension between "
+  let summary = "Keep the parameters the partitioner splits split between "
                 "steps (each rank its part, its state and its update)";
   let description = [{
     The partitioner splits an expert's weights over the expert axis, and a
-    head's or an output column's over the tensor axis, by slicing the whole
-    parameter at the start of the step (`shard.all_slice`), and gathers the
-    gradient (`shard.all_gather`) for an outer update of the whole
-    parameter on every rank. Where every function that takes the
-    parameters (the step, the steps of a mixed meta-batch, the
-    evaluations) only slices a parameter on its leading dimension over the
-    same axes, and the step's `meta.outer_step` updates it and returns it,
+    head's, a column's or a row-parallel projection's over the tensor axis,
+    by slicing the whole parameter at the start of the step
+    (`shard.all_slice`), and gathers the gradient (`shard.all_gather`) for
+    an outer update of the whole parameter on every rank. Where every
+    function that takes the parameters (the step, the steps of a mixed
+    meta-batch, the evaluations) only slices a parameter on one dimension
+    over the same axes, and the step's `meta.outer_step` updates it and
+    returns it,
     this pass makes the argument the rank's part instead: the slices go,
     the update takes the gradient's part (the gather's operand, or a slice
     of a replicated gradient), the optimizer state arguments become parts
-    too, and the update guard gets a one-element stand-in whose norm is the
-    whole gradient's (the parts' f64 sums of squares, all-reduced over the
-    split's axes). The arithmetic of the update is elementwise, so the
-    parameters are the same. Each such argument gets
-    `meta.param_parts = array<i64: parts, axes mask>`, from which the
+    too, and the update guard gets a one-element stand-in whose norm is
+    the whole gradient's (the parts' f64 sums of squares, all-reduced over
+    the split's axes, marked `metac.exact` so that no compression narrows
+    them). The arithmetic of the update is elementwise, so the parameters
+    are the same. Each such argument gets `meta.param_parts = array<i64:
+    parts, axes mask, dimension>`, from which the
     runtime allocates parts, initialises and loads them from wholes and
     gathers them for files. Programs with parameter servers (which hold
     whole parameters) and pipeline stages are left as they are.

@@ -84,8 +84,8 @@ struct PipelineOptions {
   /// Task chunks whose meta-gradients accumulate before one reduction and
   /// one outer step (1: none).
   int64_t accumulate = 1;
-  /// Whether parameters split on their leading dimension (experts, heads)
-  /// stay split between steps: each rank keeps and updates its part and its
+  /// Whether the parameters the partitioner splits (experts, heads,
+  /// columns) stay split between steps: each rank keeps and updates its part and its
   /// optimizer state (`--split-params=on`, the default), or every rank
   /// keeps them whole and gathers their gradients (`off`).
   bool splitParams = true;

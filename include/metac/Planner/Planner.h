@@ -45,7 +45,7 @@ struct PlannerOptions {
   std::string overlap;
   /// ZeRO stage of the plans' optimizer state (PipelineOptions::zero).
   int64_t zero = 0;
-  /// Parameters split on their leading dimension kept split between steps
+  /// Parameters the partitioner splits kept split between steps
   /// (PipelineOptions::splitParams).
   bool splitParams = true;
   /// Parameter servers and their pacing (PipelineOptions::parameterServers,

@@ -102,6 +102,11 @@ metart_status Trainer::initialize() {
   for (int64_t i = 0; i < program.num_params; ++i) {
     const metart_param_spec &p = program.params[i];
     std::vector<int64_t> shape(p.shape, p.shape + p.rank);
+    if (p.parts < 0 || (p.parts > 1 && p.part_mask <= 0))
+      return fail(METART_ERROR_INVALID_ARGUMENT,
+                  "parameter '%s' is kept in %lld parts over axes %d: not a "
+                  "part count and a set of mesh axes",
+                  p.name, static_cast<long long>(p.parts), p.part_mask);
     if (p.parts > 1) {
       if (p.part_dim < 0 || p.part_dim >= p.rank ||
           shape[p.part_dim] % p.parts != 0)

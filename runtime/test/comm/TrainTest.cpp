@@ -272,4 +272,62 @@ TEST(TrainOnMesh, RunRejectsAMeshThatDoesNotMatchTheJob) {
       << error;
 }
 
+// A parameter held in parts (metart_param_spec.parts) must name a part
+// count, mesh axes whose group has that many ranks, and a dimension it
+// divides; otherwise the run ends before it starts, naming the parameter.
+TEST(TrainOnMesh, PartsThatDoNotFitTheParameterOrTheMeshAreErrors) {
+  metart_sinusoid_config config = sinusoid();
+  metart_tasks *tasks = nullptr;
+  ASSERT_EQ(metart_tasks_create_sinusoid(&config, 7, &tasks), METART_OK);
+  Mesh mesh = meshOfWorld();
+  auto trainWith = [&](int64_t extent, int64_t parts, int32_t mask,
+                       int32_t dim) {
+    int64_t shape[1] = {extent};
+    metart_param_spec param = {"w", METART_F64, 1,     shape, METART_INIT_ZEROS,
+                               1,   0.0,        parts, mask,  dim};
+    metart_program program = {};
+    program.name = "parts";
+    program.step = step;
+    program.params = &param;
+    program.num_params = 1;
+    program.tasks = tasks;
+    program.meta_batch = kTasks;
+    program.iterations = 1;
+    program.loss_name = "sum";
+    for (int axis = 0; axis < METART_NUM_AXES; ++axis)
+      program.mesh[axis] = mesh[axis];
+    metart_train_options options = {};
+    options.iterations = -1;
+    Context c;
+    metart_train_result result;
+    char error[512] = "";
+    EXPECT_EQ(
+        metart_train(c, &program, &options, &result, error, sizeof(error)),
+        METART_ERROR_INVALID_ARGUMENT);
+    return std::string(error);
+  };
+  constexpr int32_t kExpertAxis = 1 << METART_AXIS_EXPERT;
+  std::string negative = trainWith(2, -1, kExpertAxis, 0);
+  EXPECT_NE(negative.find("parameter 'w' is kept in -1 parts"),
+            std::string::npos)
+      << negative;
+  std::string indivisible = trainWith(3, 2, kExpertAxis, 0);
+  EXPECT_NE(indivisible.find("parameter 'w' is kept in 2 parts of its "
+                             "dimension 0, which it does not have or which "
+                             "they do not divide"),
+            std::string::npos)
+      << indivisible;
+  std::string noDimension = trainWith(2, 2, kExpertAxis, 1);
+  EXPECT_NE(noDimension.find("of its dimension 1, which it does not have"),
+            std::string::npos)
+      << noDimension;
+  // The mesh has no expert axis: its group is one rank, not two.
+  std::string group = trainWith(2, 2, kExpertAxis, 0);
+  EXPECT_NE(group.find("'w' is held in 2 parts, but the group of its axes "
+                       "has 1 ranks"),
+            std::string::npos)
+      << group;
+  metart_tasks_destroy(tasks);
+}
+
 } // namespace
