@@ -85,8 +85,8 @@ struct PipelineOptions {
   /// one outer step (1: none).
   int64_t accumulate = 1;
   /// Whether the parameters the partitioner splits (experts, heads,
-  /// columns) stay split between steps: each rank keeps and updates its part and its
-  /// optimizer state (`--split-params=on`, the default), or every rank
+  /// columns) stay split between steps: each rank keeps and updates its part
+  /// and its optimizer state (`--split-params=on`, the default), or every rank
   /// keeps them whole and gathers their gradients (`off`).
   bool splitParams = true;
   /// ZeRO stage in the optimized phase: 1 shards the outer optimizer's

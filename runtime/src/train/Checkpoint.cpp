@@ -303,15 +303,7 @@ metart_status Trainer::saveParams(const char *path, bool withState,
     }
   // Parts are gathered into their wholes on every rank (a collective:
   // every rank saves); only the writer writes the file.
-  struct Wholes {
-    metart_context *context;
-    std::deque<DeviceTensor> tensors;
-    ~Wholes() {
-      for (DeviceTensor &t : tensors)
-        if (t.descriptor.data)
-          metart_buffer_free(context, t.descriptor.data);
-    }
-  } gathered{context, {}};
+  GatheredTensors gathered(context);
   std::deque<DeviceTensor> &wholes = gathered.tensors;
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (!isPart(t))

@@ -196,15 +196,7 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   }
   // A part that is not one stretch of its whole (a split of a later
   // dimension) is gathered and written whole, as a whole tensor is.
-  struct Gathered {
-    metart_context *context;
-    std::deque<DeviceTensor> tensors;
-    ~Gathered() {
-      for (DeviceTensor &t : tensors)
-        if (t.descriptor.data)
-          metart_buffer_free(context, t.descriptor.data);
-    }
-  } gathered{context, {}};
+  GatheredTensors gathered(context);
   std::vector<const DeviceTensor *> sources;
   for (size_t t = 0; t < names.size(); ++t) {
     sources.push_back(&held(t));

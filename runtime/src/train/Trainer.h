@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <sys/resource.h>
 #include <vector>
@@ -55,6 +56,20 @@ struct DeviceTensor {
 struct TaskShare {
   metart_tasks *tasks = nullptr;
   int64_t first = 0, count = 0;
+};
+
+/// Buffers of whole tensors gathered for a file, freed when it is written.
+struct GatheredTensors {
+  metart_context *context;
+  std::deque<DeviceTensor> tensors;
+  explicit GatheredTensors(metart_context *context) : context(context) {}
+  GatheredTensors(const GatheredTensors &) = delete;
+  GatheredTensors &operator=(const GatheredTensors &) = delete;
+  ~GatheredTensors() {
+    for (DeviceTensor &t : tensors)
+      if (t.descriptor.data)
+        metart_buffer_free(context, t.descriptor.data);
+  }
 };
 
 class Trainer {
