@@ -170,8 +170,17 @@ Value RuntimeCallEmitter::dataOf(Value descriptor) {
 Value RuntimeCallEmitter::offsetBytes(Value pointer, int64_t bytes) {
   if (bytes == 0)
     return pointer;
-  return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), pointer,
-                             ArrayRef<LLVM::GEPArg>{bytes});
+  // A GEP's constant index holds 29 signed bits (kGEPConstantBitWidth): a
+  // larger one wraps silently (a 256 MiB offset into a gradient bucket
+  // became 256 MiB before it). Offsets beyond it go as a value.
+  constexpr int64_t kLargestConstant =
+      (int64_t(1) << (LLVM::kGEPConstantBitWidth - 1)) - 1;
+  if (bytes > kLargestConstant || bytes < -kLargestConstant)
+    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), pointer,
+                               ArrayRef<LLVM::GEPArg>{i64(bytes)});
+  return LLVM::GEPOp::create(
+      b, loc, ptr, b.getI8Type(), pointer,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
 }
 
 Value RuntimeCallEmitter::pointerArray(ValueRange pointers) {
