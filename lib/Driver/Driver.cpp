@@ -172,10 +172,10 @@ struct Options {
       "split-params",
       cl::desc("Keep the parameters the partitioner splits (the expert "
                "axis's experts, the tensor axis's heads, columns and "
-               "projections) split between steps: each rank holds and "
-               "updates its part and its optimizer state (on, the default); "
-               "off: every rank holds them whole and gathers their "
-               "gradients"),
+               "projections, a pipeline stage's layers) split between "
+               "steps: each rank holds and updates its part and its "
+               "optimizer state (on, the default); off: every rank holds "
+               "them whole and gathers their gradients"),
       cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",

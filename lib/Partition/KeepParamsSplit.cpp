@@ -12,6 +12,8 @@
 
 #include "metac/Partition/Passes.h"
 
+#include "LearnedParams.h"
+
 #include "metac/Dialect/Meta/IR/MetaOps.h"
 #include "metac/Dialect/NN/IR/NNBuilder.h"
 #include "metac/Dialect/NN/IR/NNOps.h"
@@ -42,15 +44,26 @@ struct Split {
 };
 
 /// The functions that take the parameters first: the step (or the steps
-/// of a mixed meta-batch) and the evaluations.
+/// of a mixed meta-batch) and the evaluations; under pipeline stages,
+/// each one's stage functions.
 SmallVector<func::FuncOp> parameterFunctions(ModuleOp module,
                                              meta::TrainOp train) {
   SmallVector<func::FuncOp> functions;
+  int64_t stages = 1;
+  if (auto attr = train->getAttrOfType<IntegerAttr>("meta.pipeline_stages"))
+    stages = attr.getInt();
   auto add = [&](Attribute ref) {
-    if (auto symbol = dyn_cast_or_null<FlatSymbolRefAttr>(ref))
-      if (auto f = module.lookupSymbol<func::FuncOp>(symbol.getValue()))
+    auto symbol = dyn_cast_or_null<FlatSymbolRefAttr>(ref);
+    if (!symbol)
+      return;
+    for (int64_t s = 0; s < stages; ++s) {
+      std::string name = symbol.getValue().str();
+      if (stages > 1)
+        name += ".stage" + std::to_string(s);
+      if (auto f = module.lookupSymbol<func::FuncOp>(name))
         if (!llvm::is_contained(functions, f))
           functions.push_back(f);
+    }
   };
   add(train->getAttr("meta.step"));
   for (const char *list : {"meta.step_variants", "meta.eval"})
@@ -60,15 +73,23 @@ SmallVector<func::FuncOp> parameterFunctions(ModuleOp module,
   return functions;
 }
 
-/// The outer update of `function`, where it has one.
-meta::OuterStepOp outerStepOf(func::FuncOp function) {
-  meta::OuterStepOp found;
-  int count = 0;
-  function.walk([&](meta::OuterStepOp step) {
-    found = step;
-    ++count;
-  });
-  return count == 1 ? found : meta::OuterStepOp();
+/// Whether argument `i` of `f` stands for a parameter another pipeline
+/// stage holds (meta-keep-stage-params: an empty tensor).
+bool heldElsewhere(func::FuncOp f, unsigned i) {
+  return f.getArgAttr(i, "meta.param_stage") &&
+         cast<RankedTensorType>(f.getArgumentTypes()[i]).getNumElements() == 0;
+}
+
+/// Where `update` takes argument `i` of `f` among its parameters (other
+/// stages' parameters may have left it), if it does.
+std::optional<unsigned> positionIn(meta::OuterStepOp update, func::FuncOp f,
+                                   unsigned i) {
+  if (!update)
+    return std::nullopt;
+  for (auto [j, param] : llvm::enumerate(update.getParams()))
+    if (param == f.getArgument(i))
+      return j;
+  return std::nullopt;
 }
 
 /// The split of `arg` when every read is a slice of one dimension over the
@@ -132,49 +153,43 @@ struct MetaKeepParamsSplitPass
   }
 
   void keepSplit(ModuleOp module, meta::TrainOp train) {
-    // Parameter servers hold whole parameters; pipeline stages have a step
-    // function each (not covered yet).
+    // Parameter servers hold whole parameters.
     int64_t count = servers;
     if (count < 0)
       if (auto spec =
               train->getAttrOfType<IntegerAttr>("meta.parameter_servers"))
         count = spec.getInt();
-    if (count > 0 || train->hasAttr("meta.pipeline_stages"))
+    if (count > 0)
       return;
     SmallVector<func::FuncOp> functions = parameterFunctions(module, train);
     auto model = module.lookupSymbol<func::FuncOp>(train.getModel());
     if (functions.empty() || !model)
       return;
-    // The learned parameters: the step's own where it names them
-    // (Meta-SGD's rates), else the model's.
-    func::FuncOp first = functions.front();
-    unsigned params = model.getNumArguments() - 1;
-    if (first.getNumArguments() > 0 &&
-        first.getArgAttrOfType<StringAttr>(0, "meta.param")) {
-      params = 0;
-      while (params < first.getNumArguments() &&
-             first.getArgAttrOfType<StringAttr>(params, "meta.param"))
-        ++params;
-    }
+    unsigned params = partition::learnedParamCount(model, functions.front());
     SmallVector<meta::OuterStepOp> updates;
     for (func::FuncOp f : functions)
-      updates.push_back(outerStepOf(f));
+      updates.push_back(partition::outerStepOf(f));
 
     for (unsigned i = 0; i < params; ++i) {
       std::optional<Split> split;
       bool keep = true;
+      std::optional<RankedTensorType> whole;
       for (auto [f, update] : llvm::zip(functions, updates)) {
         if (f.getNumArguments() <= i) {
           keep = false;
           break;
         }
+        // A pipeline stage that does not hold it does not decide.
+        if (heldElsewhere(f, i))
+          continue;
+        whole = cast<RankedTensorType>(f.getArgumentTypes()[i]);
         // A function with an outer update must update it (and return it).
-        if (update && (i >= update.getParams().size() ||
-                       update.getParams()[i] != f.getArgument(i))) {
+        if (update && !positionIn(update, f, i)) {
           keep = false;
           break;
         }
-        std::optional<Split> here = splitOf(f.getArgument(i), update, i);
+        std::optional<Split> here = splitOf(
+            f.getArgument(i), update, positionIn(update, f, i).value_or(0));
         if (!here) {
           // A function that does not read it at all (an ANIL evaluation of
           // the head alone) does not decide.
@@ -189,7 +204,7 @@ struct MetaKeepParamsSplitPass
         }
         split = here;
       }
-      if (!keep || !split)
+      if (!keep || !split || !whole)
         continue;
       auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
           train, split->grid);
@@ -200,16 +215,23 @@ struct MetaKeepParamsSplitPass
         parts *= grid.getShape()[axis];
         mask |= int64_t(1) << axis;
       }
-      auto whole = cast<RankedTensorType>(first.getArgumentTypes()[i]);
-      if (parts <= 1 || split->dim < 0 || split->dim >= whole.getRank() ||
-          whole.getDimSize(split->dim) % parts)
+      if (parts <= 1 || split->dim < 0 || split->dim >= whole->getRank() ||
+          whole->getDimSize(split->dim) % parts)
         continue;
-      SmallVector<int64_t> shape(whole.getShape());
+      SmallVector<int64_t> shape(whole->getShape());
       shape[split->dim] /= parts;
-      auto partType = RankedTensorType::get(shape, whole.getElementType());
-      for (auto [f, update] : llvm::zip(functions, updates))
+      auto partType = RankedTensorType::get(shape, whole->getElementType());
+      for (auto [f, update] : llvm::zip(functions, updates)) {
+        // The stages that do not hold it learn how the holder does.
+        if (heldElsewhere(f, i)) {
+          OpBuilder b(f.getContext());
+          f.setArgAttr(i, "meta.param_parts",
+                       b.getDenseI64ArrayAttr({parts, mask, split->dim}));
+          continue;
+        }
         if (failed(keepInParts(f, update, i, partType, *split, parts, mask)))
           return signalPassFailure();
+      }
     }
     for (func::FuncOp f : functions) {
       Block &entry = f.getBody().front();
@@ -236,6 +258,8 @@ struct MetaKeepParamsSplitPass
       }
     if (!update || !llvm::is_contained(arg.getUsers(), update.getOperation()))
       return success();
+    // Where the update has it (after other stages' parameters left it).
+    unsigned j = *positionIn(update, f, i);
 
     Location loc = update.getLoc();
     auto guard = update.getGate()
@@ -245,7 +269,7 @@ struct MetaKeepParamsSplitPass
     // The gradient's part: the operand of its gather where it was gathered
     // over these axes, else a slice of the whole (no communication).
     OpOperand &gradUse =
-        update->getOpOperand(update.getGrads().getBeginOperandIndex() + i);
+        update->getOpOperand(update.getGrads().getBeginOperandIndex() + j);
     Value grad = gradUse.get();
     Value gradPart;
     auto gather = grad.getDefiningOp<shard::AllGatherOp>();
@@ -272,7 +296,7 @@ struct MetaKeepParamsSplitPass
         meta::getOptimizerStateLayout(update.getOptimizer());
     size_t n = update.getParams().size();
     for (unsigned k = 0; k < layout.perParam; ++k) {
-      Value s = update.getState()[k * n + i];
+      Value s = update.getState()[k * n + j];
       auto stateArg = dyn_cast<BlockArgument>(s);
       if (!stateArg || stateArg.getOwner() != &f.getBody().front() ||
           !stateArg.hasOneUse())
@@ -280,9 +304,9 @@ struct MetaKeepParamsSplitPass
                                   "argument of its function used by it "
                                   "alone, which cannot be kept in parts");
       stateArg.setType(partType);
-      update.getResult(n + k * n + i).setType(partType);
+      update.getResult(n + k * n + j).setType(partType);
     }
-    update.getResult(i).setType(partType);
+    update.getResult(j).setType(partType);
     return success();
   }
 };

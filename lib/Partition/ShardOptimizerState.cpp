@@ -66,9 +66,6 @@ LogicalResult shardState(func::FuncOp function, meta::OuterStepOp step,
       mesh[MeshAxis::Task] * mesh[MeshAxis::Data] * mesh[MeshAxis::Expert];
   if (parts == 1)
     return success();
-  if (mesh[MeshAxis::Pipeline] > 1)
-    return step.emitOpError("cannot shard the optimizer state of a pipelined "
-                            "program yet (--zero with a pipeline axis)");
   SmallVector<shard::GridAxis> axes;
   int64_t mask = 0;
   for (unsigned axis : {MeshAxis::Task, MeshAxis::Data, MeshAxis::Expert})

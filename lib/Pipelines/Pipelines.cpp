@@ -138,6 +138,8 @@ LogicalResult metac::buildPipelineBetween(OpPassManager &pm, Phase from,
   if (after(Phase::Optimized) && options.splitParams) {
     partition::MetaKeepParamsSplitOptions keep;
     keep.servers = options.parameterServers;
+    // A stage's own parameters first: the split is decided where they are.
+    pm.addPass(partition::createMetaKeepStageParams());
     pm.addPass(partition::createMetaKeepParamsSplit(keep));
   }
   // Before bucketing: ZeRO-2 replaces the gradients' own all-reduces.

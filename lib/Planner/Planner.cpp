@@ -223,9 +223,7 @@ metac::planner::planTraining(ModuleOp module, StringRef trainName,
     pipeline.asynchronous = options.asynchronous;
     pipeline.offload = plan.offload.empty() ? options.offload : plan.offload;
     pipeline.balance = balance;
-    // (Pipelined plans keep their state replicated: the pass shards none.)
-    pipeline.zero =
-        plan.mesh.sizes[partition::MeshAxis::Pipeline] > 1 ? 0 : options.zero;
+    pipeline.zero = options.zero;
     pipeline.splitParams = options.splitParams;
     // A mixed meta-batch is split over the task axis when it is expanded:
     // each plan expands it again for its own.

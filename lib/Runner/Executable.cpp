@@ -102,8 +102,8 @@ void writeMain(llvm::raw_ostream &os, const ProgramDescription &p) {
     os << "  {" << quoted(p.paramNames[i]) << ", " << spec.dtype << ", "
        << spec.rank << ", shape_" << i << ", " << spec.init << ", "
        << spec.fan_in << ", " << llvm::format("%.17g", spec.value) << ", "
-       << spec.parts << ", " << spec.part_mask << ", " << spec.part_dim
-       << "},\n";
+       << spec.parts << ", " << spec.part_mask << ", " << spec.part_dim << ", "
+       << spec.staged << ", " << spec.stage << "},\n";
   os << "};\nstatic const metart_eval_desc evals[] = {\n";
   for (auto [i, e] : llvm::enumerate(p.evaluations)) {
     os << "  {" << e.steps << ", metac_function_" << i + 1 << ", ";

@@ -214,7 +214,16 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
       ++count;
   }
   for (unsigned i = 0; i < count; ++i) {
-    auto type = cast<RankedTensorType>(source.getArgumentTypes()[i]);
+    // A parameter one pipeline stage holds has its type in that stage's
+    // functions (the others take an empty tensor).
+    func::FuncOp holder = source;
+    if (source == stepFunction)
+      if (auto stage =
+              stepFunction.getArgAttrOfType<IntegerAttr>(i, "meta.param_stage"))
+        if (auto f = module.lookupSymbol<func::FuncOp>(
+                stageFunction(step.getValue().str(), d.stages, stage.getInt())))
+          holder = f;
+    auto type = cast<RankedTensorType>(holder.getArgumentTypes()[i]);
     std::optional<int32_t> dtype = dtypeOf(type.getElementType());
     if (!dtype || *dtype > METART_F64)
       return source.emitError("parameter type ")
@@ -242,9 +251,20 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
   for (unsigned i = 0; i < count; ++i) {
     d.params[i].name = d.paramNames[i].c_str();
     d.params[i].shape = d.paramShapes[i].data();
-    // Kept in parts between steps (meta-keep-params-split).
     if (!stepFunction || i >= stepFunction.getNumArguments())
       continue;
+    // Held by one pipeline stage (meta-keep-stage-params).
+    if (Attribute attr = stepFunction.getArgAttr(i, "meta.param_stage")) {
+      auto stage = dyn_cast<IntegerAttr>(attr);
+      if (!stage || stage.getInt() < 0 || stage.getInt() >= d.stages)
+        return stepFunction.emitError("parameter '")
+               << d.paramNames[i]
+               << "' has a malformed meta.param_stage (a stage of the "
+               << d.stages << " expected): " << attr;
+      d.params[i].staged = 1;
+      d.params[i].stage = static_cast<int32_t>(stage.getInt());
+    }
+    // Kept in parts between steps (meta-keep-params-split).
     Attribute attr = stepFunction.getArgAttr(i, "meta.param_parts");
     if (!attr)
       continue;
@@ -280,15 +300,21 @@ FailureOr<ProgramDescription> metac::describeProgram(ModuleOp module) {
               stepFunction->getAttrOfType<IntegerAttr>("meta.zero_mask"))
         d.zeroMask = static_cast<int32_t>(mask.getInt());
       // A parameter's state is sharded when the step's first state buffer
-      // of it is smaller than the parameter.
+      // of it is smaller than the parameter (in the step of the pipeline
+      // stage that holds it, where one does).
       for (unsigned i = 0; i < count; ++i) {
         unsigned state = count + i;
-        bool sharded =
-            d.statePerParam > 0 && state < stepFunction.getNumArguments() &&
-            cast<RankedTensorType>(stepFunction.getArgumentTypes()[state])
-                    .getNumElements() <
-                cast<RankedTensorType>(stepFunction.getArgumentTypes()[i])
-                    .getNumElements();
+        func::FuncOp holder = stepFunction;
+        if (d.params[i].staged)
+          if (auto f = module.lookupSymbol<func::FuncOp>(stageFunction(
+                  step.getValue().str(), d.stages, d.params[i].stage)))
+            holder = f;
+        bool sharded = d.statePerParam > 0 &&
+                       state < holder.getNumArguments() &&
+                       cast<RankedTensorType>(holder.getArgumentTypes()[state])
+                               .getNumElements() <
+                           cast<RankedTensorType>(holder.getArgumentTypes()[i])
+                               .getNumElements();
         d.zeroSharded.push_back(sharded);
       }
     }

@@ -178,8 +178,11 @@ def MetaKeepParamsSplit : Pass<"meta-keep-params-split", "::mlir::ModuleOp"> {
     are the same. Each such argument gets `meta.param_parts = array<i64:
     parts, axes mask, dimension>`, from which the
     runtime allocates parts, initialises and loads them from wholes and
-    gathers them for files. Programs with parameter servers (which hold
-    whole parameters) and pipeline stages are left as they are.
+    gathers them for files. Under pipeline stages it runs after
+    `meta-keep-stage-params` and decides on the functions of the stage
+    that holds a parameter (the others take an empty tensor and get the
+    same attribute). Programs with parameter servers (which hold whole
+    parameters) are left as they are.
   }];
   let options = [
     Option<"servers", "parameter-servers", "int64_t", /*default=*/"-1",
@@ -188,6 +191,26 @@ def MetaKeepParamsSplit : Pass<"meta-keep-params-split", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
                            "::metac::nn::NNDialect"];
+}
+
+def MetaKeepStageParams : Pass<"meta-keep-stage-params", "::mlir::ModuleOp"> {
+  let summary = "Keep each parameter and its optimizer state on the one "
+                "pipeline stage that reads it";
+  let description = [{
+    The pipeline split gives every stage function every parameter and its
+    optimizer state, and every stage applies the same outer update to all
+    of them. Where a parameter is read by one stage only (in the step and
+    in every evaluation; its update aside), the other stages take an empty
+    tensor in its place (`tensor<0xT>`, and so do its state arguments) and
+    leave it out of their `meta.outer_step`. Every stage function gets
+    `meta.param_stage = s` on the argument (s: the stage that holds it),
+    from which the runtime allocates, initialises, loads and saves the
+    parameter on that stage's ranks alone. The meta-gradient all-reduce
+    and the update guard are left as they are: a gradient's partial sums
+    may come from other stages, and all stages must reach the same verdict
+    and clipping scale, so the owner applies the update every stage
+    applied before.
+  }];
 }
 
 def MetaBucketCollectives : Pass<"meta-bucket-collectives", "::mlir::ModuleOp"> {

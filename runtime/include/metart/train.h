@@ -55,6 +55,12 @@ typedef struct metart_param_spec {
   int64_t parts;
   int32_t part_mask;
   int32_t part_dim;
+  /** Under pipeline stages, 1: only the ranks of pipeline stage `stage`
+   *  hold the parameter and its optimizer state (the other stages'
+   *  functions take an empty tensor in its place); initialisation, files
+   *  and checkpoints see it whole. 0: every stage holds it. */
+  int32_t staged;
+  int32_t stage;
 } metart_param_spec;
 
 typedef struct metart_eval_spec {

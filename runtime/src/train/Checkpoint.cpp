@@ -32,12 +32,20 @@ Trainer::Holding Trainer::holdingOf(size_t t) const {
   if (t >= n + n * static_cast<size_t>(program.state_per_param))
     return {}; // the step count
   const metart_param_spec &param = program.params[t % n];
-  if (param.parts > 1)
-    return {param.parts, param.part_mask, param.part_dim, false};
-  if (t >= n && program.zero_parts > 1 && program.zero_sharded &&
-      program.zero_sharded[t % n])
-    return {program.zero_parts, program.zero_mask, 0, true};
-  return {};
+  Holding holding;
+  if (param.staged)
+    holding.stage = param.stage;
+  if (param.parts > 1) {
+    holding.parts = param.parts;
+    holding.mask = param.part_mask;
+    holding.dim = param.part_dim;
+  } else if (t >= n && program.zero_parts > 1 && program.zero_sharded &&
+             program.zero_sharded[t % n]) {
+    holding.parts = program.zero_parts;
+    holding.mask = program.zero_mask;
+    holding.flat = true;
+  }
+  return holding;
 }
 
 DeviceTensor Trainer::wholeOf(size_t t) const {
@@ -73,6 +81,8 @@ Trainer::partRanges(size_t t,
   ranges.clear();
   DeviceTensor whole = wholeOf(t);
   Holding holding = holdingOf(t);
+  if (!heldHere(t))
+    return METART_OK;
   if (holding.parts <= 1) {
     ranges.push_back({0, whole.numElements()});
     return METART_OK;
@@ -194,9 +204,11 @@ metart_status Trainer::loadParams(const char *path, bool withState,
     return metart_safetensors_find(file, name, &dtype, &rank, &shape, &data) ==
            METART_OK;
   };
-  // A part is loaded from its stretch of the whole in the file.
+  // A part is loaded from its stretch of the whole in the file (nothing,
+  // on a stage that does not hold it: the whole is checked all the same,
+  // so that every rank agrees on the file).
   auto loadHeld = [&](size_t t) -> metart_status {
-    if (!isPart(t))
+    if (!heldElsewhere(t))
       return load(tensorName(t), held(t));
     std::vector<std::pair<int64_t, int64_t>> ranges;
     if (metart_status s = partRanges(t, ranges))
@@ -265,6 +277,37 @@ metart_status Trainer::loadParams(const char *path, bool withState,
 metart_status Trainer::gatherWhole(size_t t, DeviceTensor &whole) {
   Holding holding = holdingOf(t);
   DeviceTensor shape = wholeOf(t);
+  if (holding.stage >= 0) {
+    // The stage that holds it (gathering its parts first) sends it to the
+    // others of its pipeline.
+    GatheredTensors parts(context);
+    const metart_tensor *source = nullptr;
+    if (heldHere(t) && holding.parts > 1) {
+      DeviceTensor &gathered = parts.tensors.emplace_back();
+      if (metart_status s = gatherParts(t, holding, gathered))
+        return s;
+      source = &gathered.descriptor;
+    } else if (heldHere(t)) {
+      source = &held(t).descriptor;
+    }
+    if (metart_status s = allocate(whole, shape.shape, shape.dtype))
+      return s;
+    if (!source)
+      source = &whole.descriptor; // not read off the root
+    if (metart_status s =
+            metart_broadcast(context, source, &whole.descriptor,
+                             1 << METART_AXIS_PIPELINE, holdingOf(t).stage))
+      return fail(s, "gathering '%s' from pipeline stage %d: %s",
+                  tensorName(t).c_str(), holdingOf(t).stage,
+                  metart_context_last_error(context));
+    return METART_OK;
+  }
+  return gatherParts(t, holding, whole);
+}
+
+metart_status Trainer::gatherParts(size_t t, const Holding &holding,
+                                   DeviceTensor &whole) {
+  DeviceTensor shape = wholeOf(t);
   // A ZeRO part is a stretch of the flattened whole: both sides flat.
   std::vector<int64_t> gatheredShape = shape.shape;
   if (holding.flat)
@@ -289,44 +332,39 @@ metart_status Trainer::gatherWhole(size_t t, DeviceTensor &whole) {
 
 metart_status Trainer::saveParams(const char *path, bool withState,
                                   int64_t iteration) {
-  std::vector<std::vector<char>> host;
+  size_t count =
+      static_cast<size_t>(program.num_params) + (withState ? state.size() : 0);
+  std::vector<std::vector<char>> host(count);
   std::vector<std::string> names;
-  std::vector<const DeviceTensor *> tensors;
-  for (int64_t i = 0; i < program.num_params; ++i) {
-    names.push_back(program.params[i].name);
-    tensors.push_back(&params[i]);
-  }
-  if (withState)
-    for (size_t k = 0; k < state.size(); ++k) {
-      names.push_back(stateName(k));
-      tensors.push_back(&state[k]);
+  std::vector<DeviceTensor> shapes;
+  std::vector<metart_named_tensor> entries;
+  // Tensors held in parts or by one pipeline stage are gathered into
+  // their wholes on every rank (a collective: every rank saves), one at a
+  // time, each freed once the writer has its copy.
+  for (size_t t = 0; t < count; ++t) {
+    names.push_back(tensorName(t));
+    const DeviceTensor *source = &held(t);
+    GatheredTensors gathered(context);
+    if (heldElsewhere(t)) {
+      DeviceTensor &whole = gathered.tensors.emplace_back();
+      if (metart_status s = gatherWhole(t, whole))
+        return s;
+      source = &whole;
     }
-  // Parts are gathered into their wholes on every rank (a collective:
-  // every rank saves); only the writer writes the file.
-  GatheredTensors gathered(context);
-  std::deque<DeviceTensor> &wholes = gathered.tensors;
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    if (!isPart(t))
+    shapes.push_back(*source);
+    if (!sharding.writer)
       continue;
-    DeviceTensor &gathered = wholes.emplace_back();
-    if (metart_status s = gatherWhole(t, gathered))
-      return s;
-    tensors[t] = &gathered;
+    host[t].resize(source->bytes);
+    if (metart_status s = metart_copy_to_host(
+            context, host[t].data(), source->descriptor.data, source->bytes))
+      return fail(s, "%s", metart_context_last_error(context));
   }
   if (!sharding.writer)
     return METART_OK;
-  std::vector<metart_named_tensor> entries;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    host.emplace_back(tensors[i]->bytes);
-    if (metart_status s =
-            metart_copy_to_host(context, host.back().data(),
-                                tensors[i]->descriptor.data, tensors[i]->bytes))
-      return fail(s, "%s", metart_context_last_error(context));
-  }
-  for (size_t i = 0; i < tensors.size(); ++i)
-    entries.push_back({names[i].c_str(), tensors[i]->dtype,
-                       static_cast<int32_t>(tensors[i]->shape.size()),
-                       tensors[i]->shape.data(), host[i].data()});
+  for (size_t t = 0; t < count; ++t)
+    entries.push_back({names[t].c_str(), shapes[t].dtype,
+                       static_cast<int32_t>(shapes[t].shape.size()),
+                       shapes[t].shape.data(), host[t].data()});
   int64_t iterationValue = iteration;
   if (withState)
     entries.push_back(

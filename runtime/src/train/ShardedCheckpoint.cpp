@@ -151,10 +151,6 @@ metart_status Trainer::saveCheckpoint(int64_t iteration) {
 }
 
 metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
-  if (program.mesh[METART_AXIS_PIPELINE] > 1)
-    return fail(METART_ERROR_UNSUPPORTED,
-                "sharded checkpoints do not cover pipeline stages yet: use "
-                "--checkpoint-format=gathered");
   int64_t rank = metart_world_rank(), world = metart_world_size();
   fs::path dir = options.checkpoint_dir;
   std::string name = "checkpoint-" + std::to_string(iteration) + ".sharded";
@@ -192,22 +188,30 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
   std::vector<DeviceTensor> wholes;
   for (size_t t = 0; t < params.size() + state.size(); ++t) {
     names.push_back(tensorName(t));
-    wholes.push_back(isPart(t) ? wholeOf(t) : held(t));
+    wholes.push_back(heldElsewhere(t) ? wholeOf(t) : held(t));
   }
   // A part that is not one stretch of its whole (a split of a later
-  // dimension) is gathered and written whole, as a whole tensor is.
+  // dimension) is gathered and written whole, as a whole tensor is (on
+  // the pipeline stage that holds it, where one does).
   GatheredTensors gathered(context);
   std::vector<const DeviceTensor *> sources;
   for (size_t t = 0; t < names.size(); ++t) {
     sources.push_back(&held(t));
-    if (isPart(t) && !contiguousPart(t)) {
+    if (isPart(t) && !contiguousPart(t) && heldHere(t)) {
       DeviceTensor &whole = gathered.tensors.emplace_back();
-      if (metart_status s = gatherWhole(t, whole))
+      if (metart_status s = gatherParts(t, holdingOf(t), whole))
         return s;
       sources.back() = &whole;
     }
   }
   auto piecewise = [&](size_t t) { return isPart(t) && contiguousPart(t); };
+  // The axes over which tensor `t` is not copied: those of its parts, and
+  // the pipeline's where one stage holds it.
+  auto splitMask = [&](size_t t) {
+    Holding holding = holdingOf(t);
+    return holding.mask |
+           (holding.stage >= 0 ? int32_t(1) << METART_AXIS_PIPELINE : 0);
+  };
   // A part is written by the first rank of the group of the axes it is not
   // split over (the others hold copies).
   std::map<int32_t, int64_t> copyPositions;
@@ -222,19 +226,29 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
     return METART_OK;
   };
   for (size_t t = 0; t < names.size(); ++t) {
+    if (!heldHere(t))
+      continue; // its pipeline stage writes it
     if (piecewise(t)) {
       std::vector<std::pair<int64_t, int64_t>> ranges;
       int64_t position = 0;
       if (metart_status s = partRanges(t, ranges))
         return s;
-      if (metart_status s = copyPosition(holdingOf(t).mask, position))
+      if (metart_status s = copyPosition(splitMask(t), position))
         return s;
       if (position == 0)
         pieces.push_back(
             {names[t], &held(t), ranges.front().first, partElements(t)});
-    } else if (static_cast<int64_t>(t) % world == rank) {
-      pieces.push_back({names[t], sources[t], 0, sources[t]->numElements()});
+      continue;
     }
+    // A whole tensor: the ranks that hold it take turns.
+    int64_t position = rank, holders = world;
+    if (holdingOf(t).stage >= 0)
+      if (metart_status s = metart_comm_group(
+              context, METART_ALL_AXES & ~(1 << METART_AXIS_PIPELINE),
+              &position, &holders))
+        return fail(s, "%s", metart_context_last_error(context));
+    if (static_cast<int64_t>(t) % holders == position)
+      pieces.push_back({names[t], sources[t], 0, sources[t]->numElements()});
   }
   std::vector<std::vector<char>> host(pieces.size());
   std::vector<metart_named_tensor> entries;
@@ -308,8 +322,8 @@ metart_status Trainer::saveSharded(int64_t iteration, std::string &where) {
       return fail(s, "%s", message);
   for (size_t t = 0; t < names.size(); ++t) {
     const DeviceTensor &whole = wholes[t];
-    int64_t count = piecewise(t) ? partElements(t) : whole.numElements();
     int64_t parts = piecewise(t) ? holdingOf(t).parts : 1;
+    int64_t count = whole.numElements() / parts;
     nlohmann::ordered_json list = nlohmann::json::array();
     for (int64_t j = 0; j < parts; ++j)
       for (int64_t r = 0; r < world; ++r) {
@@ -494,7 +508,7 @@ metart_status Trainer::loadSharded(const std::string &dir, int64_t *iteration) {
     if (metart_status s = partRanges(t, ranges))
       return s;
     if (metart_status s = load(tensorName(t), held(t),
-                               isPart(t) ? wholeOf(t) : held(t), ranges))
+                               heldElsewhere(t) ? wholeOf(t) : held(t), ranges))
       return s;
   }
   if (program.loss_scaling && index.lossScale) {

@@ -30,6 +30,7 @@ metart_status Sharding::layOut(metart_context *context,
   dataParts = shape[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT];
   sequenceParts = shape[METART_AXIS_SEQUENCE];
   sequenceCoord = coords[METART_AXIS_SEQUENCE];
+  pipelineCoord = coords[METART_AXIS_PIPELINE];
   taskCoord = coords[0];
   dataCoord = coords[METART_AXIS_DATA] * shape[METART_AXIS_EXPERT] +
               coords[METART_AXIS_EXPERT];

@@ -20,7 +20,7 @@ namespace metart::train {
 
 struct Sharding {
   int64_t taskParts = 1, dataParts = 1, sequenceParts = 1;
-  int64_t taskCoord = 0, dataCoord = 0, sequenceCoord = 0;
+  int64_t taskCoord = 0, dataCoord = 0, sequenceCoord = 0, pipelineCoord = 0;
   /// Whether this rank prints and writes files (world rank 0).
   bool writer = true;
 

@@ -116,6 +116,17 @@ metart_status Trainer::initialize() {
                     p.name, static_cast<long long>(p.parts), p.part_dim);
       shape[p.part_dim] /= p.parts;
     }
+    if (p.staged) {
+      int64_t stages = std::max<int64_t>(program.mesh[METART_AXIS_PIPELINE], 1);
+      if (p.stage < 0 || p.stage >= stages)
+        return fail(METART_ERROR_INVALID_ARGUMENT,
+                    "parameter '%s' is held by pipeline stage %d, which a "
+                    "mesh of %lld stages does not have",
+                    p.name, p.stage, static_cast<long long>(stages));
+      // The other stages take an empty tensor in its place.
+      if (p.stage != sharding.pipelineCoord)
+        shape = {0};
+    }
     params.emplace_back();
     if (metart_status s = allocate(params.back(), shape, p.dtype,
                                    program.offload_params != 0))
@@ -483,12 +494,7 @@ metart_status Trainer::run(metart_train_result &result) {
       return fail(s, "%s", why.c_str());
   }
   // The checkpoint directory is made up front, so a bad path fails before
-  // any training time is spent; so does a format the mesh cannot write.
-  if (options.checkpoint_dir && shardedCheckpoints() &&
-      program.mesh[METART_AXIS_PIPELINE] > 1)
-    return fail(METART_ERROR_UNSUPPORTED,
-                "sharded checkpoints do not cover pipeline stages yet: use "
-                "--checkpoint-format=gathered");
+  // any training time is spent.
   if (options.checkpoint_dir && sharding.writer) {
     std::error_code ec;
     std::filesystem::create_directories(options.checkpoint_dir, ec);

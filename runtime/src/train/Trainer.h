@@ -94,8 +94,9 @@ private:
   metart_status loadParams(const char *path, bool withState, int64_t *iteration,
                            std::vector<std::string> *missing = nullptr);
   metart_status saveParams(const char *path, bool withState, int64_t iteration);
-  /// The whole of tensor `t`, held in parts, gathered into `whole` (a
-  /// buffer it allocates; a collective of the part's group).
+  /// The whole of tensor `t`, held in parts or by one pipeline stage,
+  /// gathered into `whole` (a buffer it allocates; a collective of the
+  /// part's group, then of the pipeline).
   metart_status gatherWhole(size_t t, DeviceTensor &whole);
   /// Writes the checkpoint of `iteration` into the checkpoint directory in
   /// the run's format (ShardedCheckpoint.cpp) and waits for every rank.
@@ -147,15 +148,31 @@ private:
   /// first) is held: whole (`parts` 1), or as this rank's part of `parts`
   /// equal parts of dimension `dim`, one per rank of the group of the axes
   /// in `mask`: a parameter kept split between steps and its state; ZeRO's
-  /// state parts are stretches of the flattened whole (`flat`).
+  /// state parts are stretches of the flattened whole (`flat`). Under
+  /// pipeline stages, `stage` >= 0: only that stage's ranks hold it (the
+  /// others an empty tensor).
   struct Holding {
     int64_t parts = 1;
     int32_t mask = 0;
     int32_t dim = 0;
     bool flat = false;
+    int32_t stage = -1;
   };
   Holding holdingOf(size_t t) const;
+  /// gatherWhole's all-gather of the parts of `holding` on this rank's
+  /// stage.
+  metart_status gatherParts(size_t t, const Holding &holding,
+                            DeviceTensor &whole);
   bool isPart(size_t t) const { return holdingOf(t).parts > 1; }
+  /// Whether this rank holds (a part of) tensor `t`.
+  bool heldHere(size_t t) const {
+    int32_t stage = holdingOf(t).stage;
+    return stage < 0 || stage == sharding.pipelineCoord;
+  }
+  /// Whether files need tensor `t` gathered from other ranks.
+  bool heldElsewhere(size_t t) const {
+    return isPart(t) || holdingOf(t).stage >= 0;
+  }
   /// The whole of tensor `t`, described (it has no buffer).
   DeviceTensor wholeOf(size_t t) const;
   /// Tensor `t`'s buffer on this rank (a part or the whole).
@@ -164,7 +181,7 @@ private:
   }
   /// Elements of a part.
   int64_t partElements(size_t t) const {
-    return wholeOf(t).numElements() / holdingOf(t).parts;
+    return heldHere(t) ? wholeOf(t).numElements() / holdingOf(t).parts : 0;
   }
   /// The stretches of the flattened whole (first element, count) that make
   /// up this rank's part of tensor `t`, in order (the whole: one stretch).

@@ -272,6 +272,31 @@ TEST(TrainOnMesh, RunRejectsAMeshThatDoesNotMatchTheJob) {
       << error;
 }
 
+/// The error of a one-parameter program with `param` on the world's mesh,
+/// which must be refused as an invalid argument.
+std::string refusal(const metart_param_spec &param, metart_tasks *tasks) {
+  Mesh mesh = meshOfWorld();
+  metart_program program = {};
+  program.name = "refused";
+  program.step = step;
+  program.params = &param;
+  program.num_params = 1;
+  program.tasks = tasks;
+  program.meta_batch = kTasks;
+  program.iterations = 1;
+  program.loss_name = "sum";
+  for (int axis = 0; axis < METART_NUM_AXES; ++axis)
+    program.mesh[axis] = mesh[axis];
+  metart_train_options options = {};
+  options.iterations = -1;
+  Context c;
+  metart_train_result result;
+  char error[512] = "";
+  EXPECT_EQ(metart_train(c, &program, &options, &result, error, sizeof(error)),
+            METART_ERROR_INVALID_ARGUMENT);
+  return std::string(error);
+}
+
 // A parameter held in parts (metart_param_spec.parts) must name a part
 // count, mesh axes whose group has that many ranks, and a dimension it
 // divides; otherwise the run ends before it starts, naming the parameter.
@@ -279,32 +304,12 @@ TEST(TrainOnMesh, PartsThatDoNotFitTheParameterOrTheMeshAreErrors) {
   metart_sinusoid_config config = sinusoid();
   metart_tasks *tasks = nullptr;
   ASSERT_EQ(metart_tasks_create_sinusoid(&config, 7, &tasks), METART_OK);
-  Mesh mesh = meshOfWorld();
   auto trainWith = [&](int64_t extent, int64_t parts, int32_t mask,
                        int32_t dim) {
     int64_t shape[1] = {extent};
     metart_param_spec param = {"w", METART_F64, 1,     shape, METART_INIT_ZEROS,
                                1,   0.0,        parts, mask,  dim};
-    metart_program program = {};
-    program.name = "parts";
-    program.step = step;
-    program.params = &param;
-    program.num_params = 1;
-    program.tasks = tasks;
-    program.meta_batch = kTasks;
-    program.iterations = 1;
-    program.loss_name = "sum";
-    for (int axis = 0; axis < METART_NUM_AXES; ++axis)
-      program.mesh[axis] = mesh[axis];
-    metart_train_options options = {};
-    options.iterations = -1;
-    Context c;
-    metart_train_result result;
-    char error[512] = "";
-    EXPECT_EQ(
-        metart_train(c, &program, &options, &result, error, sizeof(error)),
-        METART_ERROR_INVALID_ARGUMENT);
-    return std::string(error);
+    return refusal(param, tasks);
   };
   constexpr int32_t kExpertAxis = 1 << METART_AXIS_EXPERT;
   std::string negative = trainWith(2, -1, kExpertAxis, 0);
@@ -327,6 +332,31 @@ TEST(TrainOnMesh, PartsThatDoNotFitTheParameterOrTheMeshAreErrors) {
                        "has 1 ranks"),
             std::string::npos)
       << group;
+  metart_tasks_destroy(tasks);
+}
+
+// A parameter one pipeline stage holds (metart_param_spec.staged) must name
+// a stage of the mesh.
+TEST(TrainOnMesh, StagesOutsideThePipelineAreErrors) {
+  metart_sinusoid_config config = sinusoid();
+  metart_tasks *tasks = nullptr;
+  ASSERT_EQ(metart_tasks_create_sinusoid(&config, 7, &tasks), METART_OK);
+  auto trainWith = [&](int32_t stage) {
+    int64_t shape[1] = {2};
+    metart_param_spec param = {"w", METART_F64, 1, shape, METART_INIT_ZEROS,
+                               1,   0.0,        0, 0,     0,
+                               1,   stage};
+    return refusal(param, tasks);
+  };
+  // The mesh has no pipeline axis: its one stage is stage 0.
+  std::string beyond = trainWith(1);
+  EXPECT_NE(beyond.find("parameter 'w' is held by pipeline stage 1, which a "
+                        "mesh of 1 stages does not have"),
+            std::string::npos)
+      << beyond;
+  std::string negative = trainWith(-1);
+  EXPECT_NE(negative.find("held by pipeline stage -1"), std::string::npos)
+      << negative;
   metart_tasks_destroy(tasks);
 }
 
