@@ -170,12 +170,11 @@ struct Options {
       cl::init(0), cl::cat(category)};
   cl::opt<std::string> splitParams{
       "split-params",
-      cl::desc("Keep the parameters the partitioner splits (the expert "
-               "axis's experts, the tensor axis's heads, columns and "
-               "projections, a pipeline stage's layers) split between "
-               "steps: each rank holds and updates its part and its "
+      cl::desc("Keep split parameters split between steps (experts, "
+               "tensor-parallel heads and columns, a pipeline stage's "
+               "layers): each rank holds and updates its part and its "
                "optimizer state (on, the default); off: every rank holds "
-               "them whole and gathers their gradients"),
+               "them whole"),
       cl::value_desc("on|off"), cl::init("on"), cl::cat(category)};
   cl::opt<int64_t> microBatches{
       "micro-batches",
